@@ -1,0 +1,248 @@
+//! Legal move generation for Black (the side to move in every [`Position`]).
+//!
+//! Captures are compulsory, any capture sequence may be chosen, a jumping piece continues while
+//! it can, men move and jump forward only, a man reaching rank 7 is crowned and the move ends.
+//! Captured pieces are taken off as they are jumped: that is how "never jumped twice" is
+//! enforced, and it cannot open a landing square because landing squares and jumped squares lie
+//! on different sub-lattices of the diagonal grid.
+
+use super::{Position, step};
+
+/// Squares adjacent to `s` in each direction (`NONE` when off the board).
+const NONE: u8 = 0xFF;
+
+const fn build_neighbours() -> [[u8; 32]; 4] {
+    let mut t = [[NONE; 32]; 4];
+    let mut dir = 0;
+    while dir < 4 {
+        let mut s = 0;
+        while s < 32 {
+            let n = step(1 << s, dir);
+            if n != 0 {
+                t[dir][s] = n.trailing_zeros() as u8;
+            }
+            s += 1;
+        }
+        dir += 1;
+    }
+    t
+}
+
+const NEIGHBOUR: [[u8; 32]; 4] = build_neighbours();
+
+/// A move by Black: what later phases need to apply and classify it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
+pub struct Move {
+    /// Square the piece leaves.
+    pub from: u8,
+    /// Square the piece ends on (may equal `from` after a king's circular capture).
+    pub to: u8,
+    /// Bitboard of the captured White pieces (0 for a plain move).
+    pub captures: u32,
+    /// A man reaches rank 7 and becomes a king.
+    pub crowns: bool,
+}
+
+impl Move {
+    #[inline]
+    pub fn is_capture(&self) -> bool {
+        self.captures != 0
+    }
+
+    /// The same move seen on the reversed board (White's move as Black's, or back).
+    #[inline]
+    pub fn reversed(&self) -> Move {
+        Move {
+            from: 31 - self.from,
+            to: 31 - self.to,
+            captures: self.captures.reverse_bits(),
+            crowns: self.crowns,
+        }
+    }
+}
+
+/// Capacity of a [`MoveList`]. Plain moves are at most 4 per piece (48); distinct capture
+/// sequences in a legal position stay far below this.
+pub const MAX_MOVES: usize = 128;
+
+/// A fixed-capacity list of moves, so that generation never allocates.
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+impl Default for MoveList {
+    fn default() -> Self {
+        MoveList {
+            moves: [Move::default(); MAX_MOVES],
+            len: 0,
+        }
+    }
+}
+
+impl MoveList {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    #[inline]
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+    pub fn iter(&self) -> std::slice::Iter<'_, Move> {
+        self.as_slice().iter()
+    }
+    #[inline]
+    fn push(&mut self, m: Move) {
+        self.moves[self.len] = m;
+        self.len += 1;
+    }
+}
+
+impl<'a> IntoIterator for &'a MoveList {
+    type Item = &'a Move;
+    type IntoIter = std::slice::Iter<'a, Move>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Black pieces that can capture right now (bitboard-parallel; no allocation).
+#[inline]
+fn capturers(pos: &Position) -> u32 {
+    let empty = pos.empty();
+    let mut found = 0;
+    for dir in 0..4 {
+        let movers = if dir < 2 {
+            pos.black
+        } else {
+            pos.black_kings()
+        };
+        let landing = step(step(movers, dir) & pos.white, dir) & empty;
+        if landing != 0 {
+            // Walk the landing squares back to their jumpers.
+            let back = 3 - dir;
+            found |= step(step(landing, back) & pos.white, back) & movers;
+        }
+    }
+    found
+}
+
+/// Whether Black has a capture (and so must capture).
+#[inline]
+pub fn has_capture(pos: &Position) -> bool {
+    capturers(pos) != 0
+}
+
+/// Generates every legal move for Black into `list` (cleared first). Capture sequences that
+/// end on the same square having taken the same pieces lead to the same position and are
+/// listed once.
+pub fn generate_moves(pos: &Position, list: &mut MoveList) {
+    list.clear();
+    let jumpers = capturers(pos);
+    if jumpers != 0 {
+        let mut rest = jumpers;
+        while rest != 0 {
+            let from = rest.trailing_zeros();
+            rest &= rest - 1;
+            let king = pos.kings & (1 << from) != 0;
+            // The mover's own square is free for the rest of the sequence (circular captures).
+            let empty = pos.empty() | (1 << from);
+            extend_capture(from as u8, from as u8, king, 0, pos.white, empty, list);
+        }
+        return;
+    }
+    let empty = pos.empty();
+    let mut pieces = pos.black;
+    while pieces != 0 {
+        let from = pieces.trailing_zeros() as usize;
+        pieces &= pieces - 1;
+        let king = pos.kings & (1 << from) != 0;
+        let dirs = if king { 4 } else { 2 };
+        for dir in 0..dirs {
+            let to = NEIGHBOUR[dir][from];
+            if to != NONE && empty & (1 << to) != 0 {
+                list.push(Move {
+                    from: from as u8,
+                    to,
+                    captures: 0,
+                    crowns: !king && to >= 28,
+                });
+            }
+        }
+    }
+}
+
+/// Continues a capture sequence of the piece that started on `from` and now stands on `at`.
+fn extend_capture(
+    from: u8,
+    at: u8,
+    king: bool,
+    captured: u32,
+    white: u32,
+    empty: u32,
+    list: &mut MoveList,
+) {
+    let mut continued = false;
+    let dirs = if king { 4 } else { 2 };
+    for dir in 0..dirs {
+        let over = NEIGHBOUR[dir][at as usize];
+        if over == NONE || white & (1 << over) == 0 {
+            continue;
+        }
+        let land = NEIGHBOUR[dir][over as usize];
+        if land == NONE || empty & (1 << land) == 0 {
+            continue;
+        }
+        continued = true;
+        let taken = captured | (1 << over);
+        if !king && land >= 28 {
+            // Crowned mid-jump: the move ends here.
+            list.push(Move {
+                from,
+                to: land,
+                captures: taken,
+                crowns: true,
+            });
+        } else {
+            extend_capture(from, land, king, taken, white & !(1 << over), empty, list);
+        }
+    }
+    if !continued && captured != 0 {
+        let m = Move {
+            from,
+            to: at,
+            captures: captured,
+            crowns: false,
+        };
+        // Only a king can reach the same square with the same pieces by two paths.
+        if !(king && list.iter().any(|x| *x == m)) {
+            list.push(m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opening_has_seven_moves() {
+        let mut list = MoveList::new();
+        generate_moves(&Position::OPENING, &mut list);
+        assert_eq!(list.len(), 7);
+        assert!(list.iter().all(|m| !m.is_capture() && !m.crowns));
+    }
+}

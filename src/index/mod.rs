@@ -1,0 +1,431 @@
+//! Gapless indexing of a slice, exactly as the 1994 paper's Appendix B.
+//!
+//! A position is four tuples of squares: black men `bm`, white men `wm`, black kings `bk`,
+//! white kings `wk`, ordered from most to least significant. Black men are placed first on
+//! squares 0..27 with the leading one on rank `rb`; white men are counted from White's side
+//! (square `31 - s`) on the squares black men leave free, with the leading one on rank `rw`;
+//! black kings on the squares the men leave; white kings on what is left. Each tuple advances
+//! in colexicographic order (the paper's "increment the lowest element that can move").
+//!
+//! The number of white-man placements depends on the black men (how many of them stand in
+//! White's ranks `0..=rw` and `0..rw`), so the black-man part of an index is a *weighted*
+//! colex rank: the sum of the white placements of every earlier black placement. It is
+//! computed from small per-slice tables in O(men) (see [`WeightedColex`]).
+
+mod enumerate;
+
+pub use enumerate::Enumerator;
+
+use crate::board::Position;
+use crate::slice::{Slice, SliceError};
+
+/// Binomial coefficients C(n, k) for n, k in 0..=32.
+const fn build_binomials() -> [[u64; 33]; 33] {
+    let mut c = [[0u64; 33]; 33];
+    let mut n = 0;
+    while n <= 32 {
+        c[n][0] = 1;
+        let mut k = 1;
+        while k <= n {
+            c[n][k] = c[n - 1][k - 1] + if k < n { c[n - 1][k] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    c
+}
+
+static BINOMIAL: [[u64; 33]; 33] = build_binomials();
+
+/// C(n, k), zero when k > n or n < 0.
+#[inline]
+pub fn binomial(n: i32, k: u32) -> u64 {
+    if n < 0 || k as i32 > n {
+        0
+    } else {
+        BINOMIAL[n as usize][k as usize]
+    }
+}
+
+/// Positions of the set bits of `mask` below square `s`.
+#[inline]
+fn below(mask: u32, s: u32) -> u32 {
+    (mask & ((1u32 << s) - 1)).count_ones()
+}
+
+/// Square of the `n`-th (0-based) set bit of `mask`.
+#[inline]
+fn select(mask: u32, n: u32) -> u32 {
+    let mut m = mask;
+    let mut n = n;
+    // Skip whole bytes first, then bits.
+    let mut base = 0;
+    loop {
+        let c = (m & 0xFF).count_ones();
+        if n < c {
+            break;
+        }
+        n -= c;
+        m >>= 8;
+        base += 8;
+    }
+    for _ in 0..n {
+        m &= m - 1;
+    }
+    base + m.trailing_zeros()
+}
+
+/// Colex rank of the set bits of `set`, each renumbered by its position among `mask`'s bits.
+#[inline]
+fn colex_rank(set: u32, mask: u32) -> u64 {
+    let mut rank = 0;
+    let mut rest = set;
+    let mut i = 1;
+    while rest != 0 {
+        let s = rest.trailing_zeros();
+        rest &= rest - 1;
+        rank += BINOMIAL[below(mask, s) as usize][i];
+        i += 1;
+    }
+    rank
+}
+
+/// Inverse of [`colex_rank`]: the `k` squares of `mask` whose colex rank is `rank`.
+#[inline]
+fn colex_unrank(mut rank: u64, k: u32, mask: u32) -> u32 {
+    let mut set = 0;
+    let mut hi = mask.count_ones(); // exclusive bound on the next compressed position
+    for i in (1..=k as usize).rev() {
+        // Largest x < hi with C(x, i) <= rank (C(i-1, i) = 0 always qualifies).
+        let (mut lo, mut top) = (i - 1, hi as usize - 1);
+        while lo < top {
+            let mid = (lo + top).div_ceil(2);
+            if BINOMIAL[mid][i] <= rank {
+                lo = mid;
+            } else {
+                top = mid - 1;
+            }
+        }
+        rank -= BINOMIAL[lo][i];
+        set |= 1 << select(mask, lo as u32);
+        hi = lo as u32;
+    }
+    set
+}
+
+/// Prefix sums of a weight over the colex order of `n`-subsets of squares 0..28 whose largest
+/// element lies in `[top_lo, top_hi)`, where the weight of a subset is `f(number of its
+/// elements >= threshold)`.
+///
+/// `table[j][A][c]` is the total weight of the subsets that agree with the current one above
+/// element `j`, have element `j` in `[lo_j, c)` and anything below it; `A` is how many of the
+/// agreed elements above `j` are `>= threshold`.
+#[derive(Clone, Debug)]
+struct WeightedColex {
+    n: usize,
+    threshold: u32,
+    table: Vec<u64>,
+}
+
+const CELLS: usize = 29; // c in 0..=28
+
+impl WeightedColex {
+    fn new(n: usize, threshold: u32, top_lo: u32, f: impl Fn(u32) -> u64) -> WeightedColex {
+        let mut table = vec![0u64; n * (n + 1) * CELLS];
+        for j in 0..n {
+            // Weight of all subsets with element j = v and the j lower elements free below v.
+            let q = |v: u32, a: u32| -> u64 {
+                let low = v.min(threshold) as i32;
+                let high = v.saturating_sub(threshold) as i32;
+                (0..=j as u32)
+                    .map(|y| binomial(low, j as u32 - y) * binomial(high, y) * f(a + y))
+                    .sum()
+            };
+            let lo = if j + 1 == n { top_lo } else { j as u32 };
+            for a in 0..=n {
+                let row = (j * (n + 1) + a) * CELLS;
+                let mut acc = 0;
+                for c in 0..CELLS as u32 {
+                    table[row + c as usize] = acc;
+                    if c >= lo && c < 28 {
+                        acc += q(c, a as u32 + (c >= threshold) as u32);
+                    }
+                }
+            }
+        }
+        WeightedColex {
+            n,
+            threshold,
+            table,
+        }
+    }
+
+    #[inline]
+    fn row(&self, j: usize, a: u32) -> &[u64] {
+        let start = (j * (self.n + 1) + a as usize) * CELLS;
+        &self.table[start..start + CELLS]
+    }
+}
+
+/// Everything needed to index one slice: its counts and weight tables.
+#[derive(Clone, Debug)]
+pub struct SliceIndex {
+    slice: Slice,
+    nbm: u32,
+    nwm: u32,
+    nbk: u32,
+    nwk: u32,
+    /// First square of Black's leading rank band (black men lie below `bm_top`).
+    bm_band: u32,
+    bm_top: u32,
+    /// Same for white men in White's own numbering (`31 - s`).
+    wm_band: u32,
+    wm_top: u32,
+    /// Weighted colex of black men: `f` counts white placements on ranks 0..=rw, `g` on 0..rw.
+    f: WeightedColex,
+    g: WeightedColex,
+    /// Placements of black kings times white kings, and of white kings alone.
+    king_block: u64,
+    wk_block: u64,
+    count: u64,
+}
+
+impl SliceIndex {
+    /// Builds the index tables of a slice (microseconds; cache it per slice).
+    pub fn new(slice: Slice) -> SliceIndex {
+        let m = slice.material;
+        let (nbm, nwm, nbk, nwk) = (m.bm as u32, m.wm as u32, m.bk as u32, m.wk as u32);
+        let rb = slice.rb.unwrap_or(6) as u32;
+        let rw = slice.rw.unwrap_or(6) as u32;
+        let bm_band = 4 * rb;
+        let bm_top = 4 * rb + 4;
+        let wm_band = 4 * rw;
+        let wm_top = 4 * rw + 4;
+        // White men lie on squares >= wm_floor (White's ranks 0..=rw seen from Black).
+        let wm_floor = 32 - wm_top;
+        // White placements with the leading man in its band, given how many black men take
+        // squares in White's ranks 0..=rw (a) or 0..rw (b).
+        let (f, g): (Box<dyn Fn(u32) -> u64>, Box<dyn Fn(u32) -> u64>) = if nwm == 0 {
+            (Box::new(|_| 1), Box::new(|_| 0))
+        } else {
+            (
+                Box::new(move |a| binomial(wm_top as i32 - a as i32, nwm)),
+                Box::new(move |b| binomial(wm_band as i32 - b as i32, nwm)),
+            )
+        };
+        let (f, g, men_total) = if nbm == 0 {
+            let total = f(0) - g(0);
+            (
+                WeightedColex::new(0, 32, 0, &f),
+                WeightedColex::new(0, 32, 0, &g),
+                total,
+            )
+        } else {
+            let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, &f);
+            let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, &g);
+            let j = nbm as usize - 1;
+            let total = f.row(j, 0)[bm_top as usize] - g.row(j, 0)[bm_top as usize];
+            (f, g, total)
+        };
+        let free = 32 - nbm as i32 - nwm as i32;
+        let wk_block = binomial(free - nbk as i32, nwk);
+        let king_block = binomial(free, nbk) * wk_block;
+        SliceIndex {
+            slice,
+            nbm,
+            nwm,
+            nbk,
+            nwk,
+            bm_band,
+            bm_top,
+            wm_band,
+            wm_top,
+            f,
+            g,
+            king_block,
+            wk_block,
+            count: men_total * king_block,
+        }
+    }
+
+    /// Builds the tables of a slice given by name.
+    pub fn for_name(name: &str) -> Result<SliceIndex, SliceError> {
+        Ok(SliceIndex::new(name.parse()?))
+    }
+
+    pub fn slice(&self) -> Slice {
+        self.slice
+    }
+
+    /// Number of positions in the slice (Appendix B's NumPos).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Weighted rank of a black-man placement: white placements of all earlier ones.
+    #[inline]
+    fn black_men_rank(&self, black_men: u32) -> u64 {
+        let mut rank = 0;
+        let (mut a, mut b) = (0, 0);
+        let mut rest = black_men;
+        let mut j = self.nbm as usize;
+        while rest != 0 {
+            let c = 31 - rest.leading_zeros();
+            rest &= !(1 << c);
+            j -= 1;
+            rank += self.f.row(j, a)[c as usize] - self.g.row(j, b)[c as usize];
+            a += (c >= self.f.threshold) as u32;
+            b += (c >= self.g.threshold) as u32;
+        }
+        rank
+    }
+
+    /// Colex rank of the first white-man placement with the leading man in its band: the
+    /// placements that stay behind the band come before it.
+    #[inline]
+    fn white_offset(&self, wmask: u32) -> u64 {
+        if self.nwm == 0 {
+            0
+        } else {
+            binomial(below(wmask, self.wm_band) as i32, self.nwm)
+        }
+    }
+
+    /// Squares white men may use given the black men, in White's numbering (`31 - s`).
+    #[inline]
+    fn white_men_mask(black_men: u32) -> u32 {
+        !black_men.reverse_bits() & 0x0FFF_FFFF
+    }
+
+    /// Index of a position of this slice. The position must belong to the slice (checked in
+    /// debug builds; use [`SliceIndex::index_checked`] for untrusted input).
+    #[inline]
+    pub fn index(&self, pos: &Position) -> u64 {
+        debug_assert_eq!(Slice::of(pos), self.slice, "position not in slice");
+        let bm = pos.black_men();
+        let wm = pos.white_men();
+        let bk = pos.black_kings();
+        let men = self.black_men_rank(bm);
+        let wmask = Self::white_men_mask(bm);
+        let wrank = colex_rank(wm.reverse_bits(), wmask) - self.white_offset(wmask);
+        let kmask = !(bm | wm);
+        let bkrank = colex_rank(bk, kmask);
+        let wkrank = colex_rank(pos.white_kings(), kmask & !bk);
+        (men + wrank) * self.king_block + bkrank * self.wk_block + wkrank
+    }
+
+    /// Index of a position, or an error naming the position's slice when it is not this one.
+    pub fn index_checked(&self, pos: &Position) -> Result<u64, String> {
+        pos.validate().map_err(|e| e.to_string())?;
+        let s = Slice::of(pos);
+        if s != self.slice {
+            return Err(format!(
+                "position {} is in slice {s}, not {}",
+                crate::notation::position_fen(pos),
+                self.slice
+            ));
+        }
+        Ok(self.index(pos))
+    }
+
+    /// The position with the given index, or an error when the index is out of range.
+    pub fn position(&self, index: u64) -> Result<Position, String> {
+        if index >= self.count {
+            return Err(format!(
+                "index {index} is out of range for slice {} ({} positions)",
+                self.slice, self.count
+            ));
+        }
+        Ok(self.position_unchecked(index))
+    }
+
+    /// Deindexing; `index` must be below [`SliceIndex::count`].
+    #[inline]
+    pub fn position_unchecked(&self, index: u64) -> Position {
+        let mut q = index / self.king_block;
+        let r = index % self.king_block;
+        let (bkrank, wkrank) = (r / self.wk_block, r % self.wk_block);
+        // Black men: at each element pick the largest square whose prefix weight fits.
+        let mut bm = 0u32;
+        let (mut a, mut b) = (0, 0);
+        let mut hi = self.bm_top as usize; // exclusive
+        for j in (0..self.nbm as usize).rev() {
+            let (fr, gr) = (self.f.row(j, a), self.g.row(j, b));
+            let lo_bound = if j + 1 == self.nbm as usize {
+                self.bm_band as usize
+            } else {
+                j
+            };
+            let (mut lo, mut top) = (lo_bound, hi - 1);
+            while lo < top {
+                let mid = (lo + top).div_ceil(2);
+                if fr[mid] - gr[mid] <= q {
+                    lo = mid;
+                } else {
+                    top = mid - 1;
+                }
+            }
+            q -= fr[lo] - gr[lo];
+            bm |= 1 << lo;
+            a += (lo as u32 >= self.f.threshold) as u32;
+            b += (lo as u32 >= self.g.threshold) as u32;
+            hi = lo;
+        }
+        let wmask = Self::white_men_mask(bm);
+        let wrank = q + self.white_offset(wmask);
+        let wm = colex_unrank(wrank, self.nwm, wmask).reverse_bits();
+        let kmask = !(bm | wm);
+        let bk = colex_unrank(bkrank, self.nbk, kmask);
+        let wk = colex_unrank(wkrank, self.nwk, kmask & !bk);
+        Position {
+            black: bm | bk,
+            white: wm | wk,
+            kings: bk | wk,
+        }
+    }
+
+    /// An enumerator positioned at `index` that walks the slice in index order.
+    pub fn enumerate_from(&self, index: u64) -> Enumerator<'_> {
+        Enumerator::new(self, index)
+    }
+}
+
+/// Number of positions with exactly `pieces` pieces, Black to move, both colours counted and
+/// including positions where one side has no pieces (the papers' totals).
+pub fn total_positions(pieces: u32) -> u64 {
+    crate::slice::Material::all_with_pieces(pieces)
+        .iter()
+        .flat_map(|m| m.slices())
+        .map(|s| s.count())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_and_colex_are_inverse() {
+        let mask = 0b1011_0110_1110_0001_0000_1111_0110_1101u32;
+        for n in 0..mask.count_ones() {
+            assert_eq!(below(mask, select(mask, n)), n);
+        }
+        for k in 0..4 {
+            let total = binomial(mask.count_ones() as i32, k);
+            for r in 0..total {
+                let set = colex_unrank(r, k, mask);
+                assert_eq!(set & !mask, 0);
+                assert_eq!(set.count_ones(), k);
+                assert_eq!(colex_rank(set, mask), r);
+            }
+        }
+    }
+
+    #[test]
+    fn node_3212_corner_slices() {
+        // 1994 paper, Table 3.
+        assert_eq!(SliceIndex::for_name("3212.00").unwrap().count(), 28_501_200);
+        assert_eq!(SliceIndex::for_name("3212.66").unwrap().count(), 465_519_600);
+        assert_eq!(SliceIndex::for_name("3212.06").unwrap().count(), 484_520_400);
+    }
+}

@@ -1,0 +1,19 @@
+//! nowdb: checkers endgame databases by retrograde analysis on a pool of ordinary machines,
+//! after the Chinook team's 1994 "network of workstations".
+//!
+//! Modules follow the domain:
+//! - [`board`]: positions as bitboards, legal moves, reversal, perft;
+//! - [`notation`]: PDN FEN;
+//! - [`slice`]: material nodes, slices, mirrors, conversions, the dependency graph and plan;
+//! - [`index`]: the 1994 paper's Appendix-B gapless indexing and in-order enumeration.
+
+pub mod board;
+pub mod index;
+pub mod inspect;
+pub mod notation;
+pub mod slice;
+
+pub use board::{Color, Move, MoveList, Position};
+pub use index::SliceIndex;
+pub use notation::{Setup, parse_fen};
+pub use slice::{Material, Slice};
