@@ -51,7 +51,11 @@ pub fn write_description(setup: &Setup, json: bool, out: &mut dyn Write) -> io::
                 },
                 to_move: setup.to_move.opponent(),
             };
-            (move_text(setup, m), format_fen(&after), is_conversion(&pos, m))
+            (
+                move_text(setup, m),
+                format_fen(&after),
+                is_conversion(&pos, m),
+            )
         })
         .collect();
     if json {

@@ -8,10 +8,12 @@
 //! - [`index`]: the 1994 paper's Appendix-B gapless indexing and in-order enumeration.
 
 pub mod board;
+pub mod cli;
 pub mod index;
 pub mod inspect;
 pub mod notation;
 pub mod slice;
+pub mod status;
 
 pub use board::{Color, Move, MoveList, Position};
 pub use index::SliceIndex;

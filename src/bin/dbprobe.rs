@@ -44,15 +44,9 @@ fn run(args: Args) -> Result<(), String> {
         Some(depth) => inspect::write_perft(&setup, depth, &mut out),
         None => inspect::write_description(&setup, args.json, &mut out),
     };
-    written.map_err(|e| format!("writing output: {e}"))
+    written.map_err(nowdb::cli::output_error)
 }
 
 fn main() -> ExitCode {
-    match run(Args::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("dbprobe: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    nowdb::cli::finish("dbprobe", run(Args::parse()))
 }

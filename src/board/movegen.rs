@@ -171,8 +171,8 @@ pub fn generate_moves(pos: &Position, list: &mut MoveList) {
         pieces &= pieces - 1;
         let king = pos.kings & (1 << from) != 0;
         let dirs = if king { 4 } else { 2 };
-        for dir in 0..dirs {
-            let to = NEIGHBOUR[dir][from];
+        for table in &NEIGHBOUR[..dirs] {
+            let to = table[from];
             if to != NONE && empty & (1 << to) != 0 {
                 list.push(Move {
                     from: from as u8,
@@ -197,12 +197,12 @@ fn extend_capture(
 ) {
     let mut continued = false;
     let dirs = if king { 4 } else { 2 };
-    for dir in 0..dirs {
-        let over = NEIGHBOUR[dir][at as usize];
+    for table in &NEIGHBOUR[..dirs] {
+        let over = table[at as usize];
         if over == NONE || white & (1 << over) == 0 {
             continue;
         }
-        let land = NEIGHBOUR[dir][over as usize];
+        let land = table[over as usize];
         if land == NONE || empty & (1 << land) == 0 {
             continue;
         }

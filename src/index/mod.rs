@@ -205,24 +205,25 @@ impl SliceIndex {
         let wm_floor = 32 - wm_top;
         // White placements with the leading man in its band, given how many black men take
         // squares in White's ranks 0..=rw (a) or 0..rw (b).
-        let (f, g): (Box<dyn Fn(u32) -> u64>, Box<dyn Fn(u32) -> u64>) = if nwm == 0 {
-            (Box::new(|_| 1), Box::new(|_| 0))
-        } else {
-            (
-                Box::new(move |a| binomial(wm_top as i32 - a as i32, nwm)),
-                Box::new(move |b| binomial(wm_band as i32 - b as i32, nwm)),
-            )
+        // Without white men there is exactly one (empty) white placement.
+        let f = move |a: u32| match nwm {
+            0 => 1,
+            n => binomial(wm_top as i32 - a as i32, n),
+        };
+        let g = move |b: u32| match nwm {
+            0 => 0,
+            n => binomial(wm_band as i32 - b as i32, n),
         };
         let (f, g, men_total) = if nbm == 0 {
             let total = f(0) - g(0);
             (
-                WeightedColex::new(0, 32, 0, &f),
-                WeightedColex::new(0, 32, 0, &g),
+                WeightedColex::new(0, 32, 0, f),
+                WeightedColex::new(0, 32, 0, g),
                 total,
             )
         } else {
-            let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, &f);
-            let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, &g);
+            let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, f);
+            let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, g);
             let j = nbm as usize - 1;
             let total = f.row(j, 0)[bm_top as usize] - g.row(j, 0)[bm_top as usize];
             (f, g, total)
@@ -425,7 +426,13 @@ mod tests {
     fn node_3212_corner_slices() {
         // 1994 paper, Table 3.
         assert_eq!(SliceIndex::for_name("3212.00").unwrap().count(), 28_501_200);
-        assert_eq!(SliceIndex::for_name("3212.66").unwrap().count(), 465_519_600);
-        assert_eq!(SliceIndex::for_name("3212.06").unwrap().count(), 484_520_400);
+        assert_eq!(
+            SliceIndex::for_name("3212.66").unwrap().count(),
+            465_519_600
+        );
+        assert_eq!(
+            SliceIndex::for_name("3212.06").unwrap().count(),
+            484_520_400
+        );
     }
 }

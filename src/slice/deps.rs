@@ -147,7 +147,11 @@ pub fn plan(max_pieces: u32) -> Plan {
     order.sort_by_key(|p| {
         let m = p.0.material;
         let ranks = p.0.rb.map_or(7, |r| r as u32) + p.0.rw.map_or(7, |r| r as u32);
-        (m.pieces(), std::cmp::Reverse(m.bk + m.wk), std::cmp::Reverse(ranks))
+        (
+            m.pieces(),
+            std::cmp::Reverse(m.bk + m.wk),
+            std::cmp::Reverse(ranks),
+        )
     });
     let mut wave: BTreeMap<SlicePair, usize> = BTreeMap::new();
     let mut pending = order;

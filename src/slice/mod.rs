@@ -137,11 +137,7 @@ impl fmt::Display for Material {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Counts above 9 (only possible past 9 pieces a side) are written in hex so that a
         // name keeps one character per count.
-        write!(
-            f,
-            "{:X}{:X}{:X}{:X}",
-            self.bk, self.wk, self.bm, self.wm
-        )
+        write!(f, "{:X}{:X}{:X}{:X}", self.bk, self.wk, self.bm, self.wm)
     }
 }
 
@@ -159,7 +155,8 @@ impl FromStr for Material {
                 "a node is four digits: bk wk bm wm, e.g. 3113",
             ));
         }
-        Material::new(digits[0], digits[1], digits[2], digits[3]).map_err(|e| slice_error(s, e.message))
+        Material::new(digits[0], digits[1], digits[2], digits[3])
+            .map_err(|e| slice_error(s, e.message))
     }
 }
 
@@ -264,7 +261,9 @@ impl FromStr for Slice {
             Some((n, r)) => (n, Some(r)),
             None => (text, None),
         };
-        let material: Material = node.parse().map_err(|e: SliceError| slice_error(text, e.message))?;
+        let material: Material = node
+            .parse()
+            .map_err(|e: SliceError| slice_error(text, e.message))?;
         let (rb, rw) = match ranks {
             None if material.bm == 0 && material.wm == 0 => (None, None),
             None => {
@@ -326,7 +325,9 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in ["3113.01", "4310.6-", "4400.--", "0044.66", "2222.66", "1001.-3"] {
+        for name in [
+            "3113.01", "4310.6-", "4400.--", "0044.66", "2222.66", "1001.-3",
+        ] {
             let s: Slice = name.parse().unwrap();
             assert_eq!(s.to_string(), name);
         }
