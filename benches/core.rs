@@ -54,6 +54,9 @@ fn main() {
             (k, r - start)
         })
         .collect();
+    // The same samples grouped by slice: the solver's pattern (one slice's tables stay hot).
+    let mut grouped = samples.clone();
+    grouped.sort_unstable();
     let positions: Vec<(usize, Position)> = samples
         .iter()
         .map(|&(k, i)| (k, indexers[k].position_unchecked(i)))
@@ -69,6 +72,22 @@ fn main() {
         samples
             .iter()
             .map(|&(k, i)| indexers[k].position_unchecked(i).black as u64)
+            .fold(0, u64::wrapping_add)
+    });
+    let deindex_grouped_ns = ns_per_op(N as u64, || {
+        grouped
+            .iter()
+            .map(|&(k, i)| indexers[k].position_unchecked(i).black as u64)
+            .fold(0, u64::wrapping_add)
+    });
+    let grouped_positions: Vec<(usize, Position)> = grouped
+        .iter()
+        .map(|&(k, i)| (k, indexers[k].position_unchecked(i)))
+        .collect();
+    let index_grouped_ns = ns_per_op(N as u64, || {
+        grouped_positions
+            .iter()
+            .map(|(k, p)| indexers[*k].index(p))
             .fold(0, u64::wrapping_add)
     });
     let mut list = MoveList::new();
@@ -106,8 +125,10 @@ fn main() {
 
     println!("nowdb core benchmark: random 6-piece positions ({N} samples), best of 5");
     println!("operation\tns_per_op\ttarget_ns");
-    println!("index\t{index_ns:.1}\t50");
-    println!("deindex\t{deindex_ns:.1}\t50");
+    println!("index_random_slices\t{index_ns:.1}\t50");
+    println!("index_grouped_by_slice\t{index_grouped_ns:.1}\t50");
+    println!("deindex_random_slices\t{deindex_ns:.1}\t50");
+    println!("deindex_grouped_by_slice\t{deindex_grouped_ns:.1}\t50");
     println!("enumeration_step\t{enum_ns:.1}\t10\t({walked} positions walked)");
     println!("movegen\t{movegen_ns:.1}\t30");
 }

@@ -164,23 +164,26 @@ pub fn generate_moves(pos: &Position, list: &mut MoveList) {
         }
         return;
     }
+    // Plain moves, bitboard-parallel: one pass per direction over all movers at once.
     let empty = pos.empty();
-    let mut pieces = pos.black;
-    while pieces != 0 {
-        let from = pieces.trailing_zeros() as usize;
-        pieces &= pieces - 1;
-        let king = pos.kings & (1 << from) != 0;
-        let dirs = if king { 4 } else { 2 };
-        for table in &NEIGHBOUR[..dirs] {
-            let to = table[from];
-            if to != NONE && empty & (1 << to) != 0 {
-                list.push(Move {
-                    from: from as u8,
-                    to,
-                    captures: 0,
-                    crowns: !king && to >= 28,
-                });
-            }
+    for dir in 0..4 {
+        let movers = if dir < 2 {
+            pos.black
+        } else {
+            pos.black_kings()
+        };
+        let back = &NEIGHBOUR[3 - dir];
+        let mut targets = step(movers, dir) & empty;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as u8;
+            targets &= targets - 1;
+            let from = back[to as usize];
+            list.push(Move {
+                from,
+                to,
+                captures: 0,
+                crowns: to >= 28 && pos.kings & (1 << from) == 0,
+            });
         }
     }
 }

@@ -53,27 +53,71 @@ fn below(mask: u32, s: u32) -> u32 {
     (mask & ((1u32 << s) - 1)).count_ones()
 }
 
-/// Square of the `n`-th (0-based) set bit of `mask`.
+/// `SELECT_IN_BYTE[b][n]`: position of the `n`-th set bit of byte `b` (8 when absent).
+const fn build_select_in_byte() -> [[u8; 8]; 256] {
+    let mut t = [[8u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut n = 0;
+        let mut bit = 0;
+        while bit < 8 {
+            if b & (1 << bit) != 0 {
+                t[b][n] = bit as u8;
+                n += 1;
+            }
+            bit += 1;
+        }
+        b += 1;
+    }
+    t
+}
+
+static SELECT_IN_BYTE: [[u8; 8]; 256] = build_select_in_byte();
+
+/// Square of the `n`-th (0-based) set bit of `mask`, which must have more than `n` bits.
+/// Branch-free byte choice, then a table lookup (no PDEP: it is microcoded on older AMD).
 #[inline]
 fn select(mask: u32, n: u32) -> u32 {
-    let mut m = mask;
-    let mut n = n;
-    // Skip whole bytes first, then bits.
-    let mut base = 0;
-    loop {
-        let c = (m & 0xFF).count_ones();
-        if n < c {
-            break;
-        }
-        n -= c;
-        m >>= 8;
-        base += 8;
-    }
-    for _ in 0..n {
-        m &= m - 1;
-    }
-    base + m.trailing_zeros()
+    let c0 = (mask & 0xFF).count_ones();
+    let c1 = c0 + (mask & 0xFF00).count_ones();
+    let c2 = c1 + (mask & 0xFF_0000).count_ones();
+    let byte = (n >= c0) as u32 + (n >= c1) as u32 + (n >= c2) as u32;
+    let before = [0, c0, c1, c2][byte as usize];
+    let b = (mask >> (8 * byte)) & 0xFF;
+    8 * byte + SELECT_IN_BYTE[b as usize][(n - before) as usize & 7] as u32
 }
+
+/// Largest `x` in `[lo, hi)` with `row[x] <= target`, for a non-decreasing `row` with
+/// `row[lo] <= target`. Branch-free halving: random ranks would mispredict every branch.
+#[inline]
+fn last_at_most(row: &[u64], lo: usize, hi: usize, target: u64) -> usize {
+    let mut base = lo;
+    let mut len = hi - lo;
+    while len > 1 {
+        let half = len / 2;
+        let mid = base + half;
+        base = if row[mid] <= target { mid } else { base };
+        len -= half;
+    }
+    base
+}
+
+/// `BINOMIAL_BY_K[k][n]` = C(n, k): rows contiguous in `n` for the searches of unranking.
+const fn transpose(c: &[[u64; 33]; 33]) -> [[u64; 33]; 33] {
+    let mut t = [[0u64; 33]; 33];
+    let mut n = 0;
+    while n <= 32 {
+        let mut k = 0;
+        while k <= 32 {
+            t[k][n] = c[n][k];
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+}
+
+static BINOMIAL_BY_K: [[u64; 33]; 33] = transpose(&build_binomials());
 
 /// Colex rank of the set bits of `set`, each renumbered by its position among `mask`'s bits.
 #[inline]
@@ -94,23 +138,51 @@ fn colex_rank(set: u32, mask: u32) -> u64 {
 #[inline]
 fn colex_unrank(mut rank: u64, k: u32, mask: u32) -> u32 {
     let mut set = 0;
-    let mut hi = mask.count_ones(); // exclusive bound on the next compressed position
-    for i in (1..=k as usize).rev() {
-        // Largest x < hi with C(x, i) <= rank (C(i-1, i) = 0 always qualifies).
-        let (mut lo, mut top) = (i - 1, hi as usize - 1);
-        while lo < top {
-            let mid = (lo + top).div_ceil(2);
-            if BINOMIAL[mid][i] <= rank {
-                lo = mid;
-            } else {
-                top = mid - 1;
-            }
-        }
-        rank -= BINOMIAL[lo][i];
-        set |= 1 << select(mask, lo as u32);
-        hi = lo as u32;
+    let mut hi = mask.count_ones() as usize; // exclusive bound on the next compressed position
+    for i in (2..=k as usize).rev() {
+        // C(i-1, i) = 0, so the search always has a candidate.
+        let x = last_at_most(&BINOMIAL_BY_K[i], i - 1, hi, rank);
+        rank -= BINOMIAL_BY_K[i][x];
+        set |= 1 << select(mask, x as u32);
+        hi = x;
+    }
+    if k >= 1 {
+        // C(x, 1) = x: the last element is the rank itself.
+        set |= 1 << select(mask, rank as u32);
     }
     set
+}
+
+/// A divisor with its reciprocal, for exact division of indices (below 2^53) by a multiply:
+/// hardware 64-bit division costs more than the rest of a deindex step.
+#[derive(Clone, Copy, Debug)]
+struct Divisor {
+    d: u64,
+    inverse: f64,
+}
+
+impl Divisor {
+    fn new(d: u64) -> Divisor {
+        Divisor {
+            d,
+            inverse: 1.0 / d as f64,
+        }
+    }
+
+    /// `(n / d, n % d)`. The float quotient is off by at most one for n < 2^53; fix it up.
+    #[inline]
+    fn divmod(&self, n: u64) -> (u64, u64) {
+        let mut q = (n as f64 * self.inverse) as u64;
+        let mut r = n.wrapping_sub(q.wrapping_mul(self.d)) as i64;
+        if r < 0 {
+            q -= 1;
+            r += self.d as i64;
+        } else if r >= self.d as i64 {
+            q += 1;
+            r -= self.d as i64;
+        }
+        (q, r as u64)
+    }
 }
 
 /// Prefix sums of a weight over the colex order of `n`-subsets of squares 0..28 whose largest
@@ -187,6 +259,8 @@ pub struct SliceIndex {
     /// Placements of black kings times white kings, and of white kings alone.
     king_block: u64,
     wk_block: u64,
+    king_div: Divisor,
+    wk_div: Divisor,
     count: u64,
 }
 
@@ -245,6 +319,8 @@ impl SliceIndex {
             g,
             king_block,
             wk_block,
+            king_div: Divisor::new(king_block),
+            wk_div: Divisor::new(wk_block),
             count: men_total * king_block,
         }
     }
@@ -343,9 +419,8 @@ impl SliceIndex {
     /// Deindexing; `index` must be below [`SliceIndex::count`].
     #[inline]
     pub fn position_unchecked(&self, index: u64) -> Position {
-        let mut q = index / self.king_block;
-        let r = index % self.king_block;
-        let (bkrank, wkrank) = (r / self.wk_block, r % self.wk_block);
+        let (mut q, r) = self.king_div.divmod(index);
+        let (bkrank, wkrank) = self.wk_div.divmod(r);
         // Black men: at each element pick the largest square whose prefix weight fits.
         let mut bm = 0u32;
         let (mut a, mut b) = (0, 0);
@@ -357,15 +432,15 @@ impl SliceIndex {
             } else {
                 j
             };
-            let (mut lo, mut top) = (lo_bound, hi - 1);
-            while lo < top {
-                let mid = (lo + top).div_ceil(2);
-                if fr[mid] - gr[mid] <= q {
-                    lo = mid;
-                } else {
-                    top = mid - 1;
-                }
+            // Prefix weights are f - g, non-decreasing in the square.
+            let (mut base, mut len) = (lo_bound, hi - lo_bound);
+            while len > 1 {
+                let half = len / 2;
+                let mid = base + half;
+                base = if fr[mid] - gr[mid] <= q { mid } else { base };
+                len -= half;
             }
+            let lo = base;
             q -= fr[lo] - gr[lo];
             bm |= 1 << lo;
             a += (lo as u32 >= self.f.threshold) as u32;
@@ -418,6 +493,35 @@ mod tests {
                 assert_eq!(set & !mask, 0);
                 assert_eq!(set.count_ones(), k);
                 assert_eq!(colex_rank(set, mask), r);
+            }
+        }
+    }
+
+    #[test]
+    fn divisor_is_exact() {
+        for d in [
+            1u64,
+            2,
+            3,
+            7,
+            496,
+            29_760,
+            1_187_550,
+            201_376 * 80_730,
+            (1 << 40) + 1,
+        ] {
+            let div = Divisor::new(d);
+            for n in [
+                0u64,
+                1,
+                d - 1,
+                d,
+                d + 1,
+                5 * d - 1,
+                (1 << 53) - 1,
+                (1 << 52) + 12_345,
+            ] {
+                assert_eq!(div.divmod(n), (n / d, n % d), "{n} / {d}");
             }
         }
     }
