@@ -29,6 +29,28 @@ fn ns_per_op(n: u64, mut f: impl FnMut() -> u64) -> f64 {
     best
 }
 
+/// ns per index and per deindex over `(slice, index)` samples, in the samples' order.
+fn index_and_deindex_ns(indexers: &[SliceIndex], samples: &[(usize, u64)]) -> (f64, f64) {
+    let n = samples.len() as u64;
+    let positions: Vec<(usize, Position)> = samples
+        .iter()
+        .map(|&(k, i)| (k, indexers[k].position_unchecked(i)))
+        .collect();
+    let index = ns_per_op(n, || {
+        positions
+            .iter()
+            .map(|(k, p)| indexers[*k].index(p))
+            .fold(0, u64::wrapping_add)
+    });
+    let deindex = ns_per_op(n, || {
+        samples
+            .iter()
+            .map(|&(k, i)| indexers[k].position_unchecked(i).black as u64)
+            .fold(0, u64::wrapping_add)
+    });
+    (index, deindex)
+}
+
 fn main() {
     // Random 6-piece positions where both sides have pieces, uniform over positions: pick a
     // slice with probability proportional to its size, then an index in it.
@@ -57,43 +79,16 @@ fn main() {
     // The same samples grouped by slice: the solver's pattern (one slice's tables stay hot).
     let mut grouped = samples.clone();
     grouped.sort_unstable();
-    let positions: Vec<(usize, Position)> = samples
+    let (index_ns, deindex_ns) = index_and_deindex_ns(&indexers, &samples);
+    let (index_grouped_ns, deindex_grouped_ns) = index_and_deindex_ns(&indexers, &grouped);
+    let positions: Vec<Position> = samples
         .iter()
-        .map(|&(k, i)| (k, indexers[k].position_unchecked(i)))
+        .map(|&(k, i)| indexers[k].position_unchecked(i))
         .collect();
-
-    let index_ns = ns_per_op(N as u64, || {
-        positions
-            .iter()
-            .map(|(k, p)| indexers[*k].index(p))
-            .fold(0, u64::wrapping_add)
-    });
-    let deindex_ns = ns_per_op(N as u64, || {
-        samples
-            .iter()
-            .map(|&(k, i)| indexers[k].position_unchecked(i).black as u64)
-            .fold(0, u64::wrapping_add)
-    });
-    let deindex_grouped_ns = ns_per_op(N as u64, || {
-        grouped
-            .iter()
-            .map(|&(k, i)| indexers[k].position_unchecked(i).black as u64)
-            .fold(0, u64::wrapping_add)
-    });
-    let grouped_positions: Vec<(usize, Position)> = grouped
-        .iter()
-        .map(|&(k, i)| (k, indexers[k].position_unchecked(i)))
-        .collect();
-    let index_grouped_ns = ns_per_op(N as u64, || {
-        grouped_positions
-            .iter()
-            .map(|(k, p)| indexers[*k].index(p))
-            .fold(0, u64::wrapping_add)
-    });
     let mut list = MoveList::new();
     let movegen_ns = ns_per_op(N as u64, || {
         let mut n = 0;
-        for (_, p) in &positions {
+        for p in &positions {
             generate_moves(p, &mut list);
             n += list.len() as u64;
         }
