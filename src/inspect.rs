@@ -2,6 +2,7 @@
 //! index of a position, its legal moves and where each leads, and the position at an index.
 
 use crate::board::{Color, MoveList, generate_moves, perft::perft};
+use crate::cli::{CliError, output_error};
 use crate::index::SliceIndex;
 use crate::notation::{Setup, format_fen, position_fen, standard_square};
 use crate::slice::{Slice, is_conversion};
@@ -90,7 +91,7 @@ pub fn write_description(setup: &Setup, json: bool, out: &mut dyn Write) -> io::
 }
 
 /// Prints the FEN (Black to move) of the position with `index` in `slice`.
-pub fn write_position_at(slice: &Slice, index: u64, out: &mut dyn Write) -> Result<(), String> {
+pub fn write_position_at(slice: &Slice, index: u64, out: &mut dyn Write) -> Result<(), CliError> {
     let pos = SliceIndex::new(*slice).position(index)?;
-    writeln!(out, "{}", position_fen(&pos)).map_err(|e| e.to_string())
+    writeln!(out, "{}", position_fen(&pos)).map_err(output_error)
 }

@@ -167,12 +167,19 @@ pub fn parse_fen(text: &str) -> Result<Setup, FenError> {
 }
 
 fn parse_square(text: &str, token: &str) -> Result<u32, String> {
-    let n: u32 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{token:?} is not a square number, 'K' + square, or a range"))?;
+    let digits = text.trim();
+    if token.is_empty() {
+        return Err("empty entry in a square list (stray comma?)".to_string());
+    }
+    // Digits only: Rust's integer parser would also take a sign ("+18").
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{token:?} is not a square number, 'K' + square, or a range"
+        ));
+    }
+    let n: u32 = digits.parse().unwrap_or(u32::MAX);
     if !(1..=32).contains(&n) {
-        return Err(format!("square {n} (in {token:?}) is outside 1..32"));
+        return Err(format!("square {digits} (in {token:?}) is outside 1..32"));
     }
     Ok(n)
 }
@@ -289,6 +296,9 @@ mod tests {
             ("B:W18:W3", "appears twice"),
             ("B:Q18:B3", "\"Q18\""),
             ("", "3 fields"),
+            ("B:W+18:B3", "\"+18\""),
+            ("B:W18,:B3", "stray comma"),
+            ("B:W:B4294967296", "square 4294967296"),
         ] {
             let e = parse_fen(fen).unwrap_err().to_string();
             assert!(e.contains(needle), "{fen}: {e}");

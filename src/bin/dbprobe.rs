@@ -1,6 +1,7 @@
 //! dbprobe: look at positions, slices and indices (and, with a database, their values).
 
 use clap::Parser;
+use nowdb::cli::{CliError, output_error};
 use nowdb::{Setup, Slice, inspect};
 use std::process::ExitCode;
 
@@ -25,12 +26,12 @@ struct Args {
     /// Index within --slice.
     #[arg(long, value_name = "INDEX", requires = "slice")]
     at: Option<u64>,
-    /// Machine-readable output.
-    #[arg(long)]
+    /// Machine-readable output (for the position description).
+    #[arg(long, conflicts_with_all = ["perft", "slice"])]
     json: bool,
 }
 
-fn run(args: Args) -> Result<(), String> {
+fn run(args: Args) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     if let (Some(name), Some(at)) = (&args.slice, args.at) {
         let slice: Slice = name.parse().map_err(|e| format!("{e}"))?;
@@ -44,7 +45,7 @@ fn run(args: Args) -> Result<(), String> {
         Some(depth) => inspect::write_perft(&setup, depth, &mut out),
         None => inspect::write_description(&setup, args.json, &mut out),
     };
-    written.map_err(nowdb::cli::output_error)
+    written.map_err(output_error)
 }
 
 fn main() -> ExitCode {
