@@ -11,7 +11,7 @@
 mod movegen;
 pub mod perft;
 
-pub use movegen::{Move, MoveList, generate_moves, has_capture};
+pub use movegen::{Move, MoveList, generate_move_paths, generate_moves, has_capture};
 
 use std::fmt;
 

@@ -150,6 +150,17 @@ pub fn has_capture(pos: &Position) -> bool {
 /// end on the same square having taken the same pieces lead to the same position and are
 /// listed once.
 pub fn generate_moves(pos: &Position, list: &mut MoveList) {
+    generate::<true>(pos, list);
+}
+
+/// Like [`generate_moves`], but a king capture reaching the same square with the same pieces
+/// by two paths is listed once per path. Only for comparing with published perft figures that
+/// count paths (Aart Bik's); databases and search use [`generate_moves`].
+pub fn generate_move_paths(pos: &Position, list: &mut MoveList) {
+    generate::<false>(pos, list);
+}
+
+fn generate<const MERGE: bool>(pos: &Position, list: &mut MoveList) {
     list.clear();
     let jumpers = capturers(pos);
     if jumpers != 0 {
@@ -160,7 +171,7 @@ pub fn generate_moves(pos: &Position, list: &mut MoveList) {
             let king = pos.kings & (1 << from) != 0;
             // The mover's own square is free for the rest of the sequence (circular captures).
             let empty = pos.empty() | (1 << from);
-            extend_capture(from as u8, from as u8, king, 0, pos.white, empty, list);
+            extend_capture::<MERGE>(from as u8, from as u8, king, 0, pos.white, empty, list);
         }
         return;
     }
@@ -189,7 +200,7 @@ pub fn generate_moves(pos: &Position, list: &mut MoveList) {
 }
 
 /// Continues a capture sequence of the piece that started on `from` and now stands on `at`.
-fn extend_capture(
+fn extend_capture<const MERGE: bool>(
     from: u8,
     at: u8,
     king: bool,
@@ -220,7 +231,7 @@ fn extend_capture(
                 crowns: true,
             });
         } else {
-            extend_capture(from, land, king, taken, white & !(1 << over), empty, list);
+            extend_capture::<MERGE>(from, land, king, taken, white & !(1 << over), empty, list);
         }
     }
     if !continued && captured != 0 {
@@ -231,7 +242,7 @@ fn extend_capture(
             crowns: false,
         };
         // Only a king can reach the same square with the same pieces by two paths.
-        if !(king && list.iter().any(|x| *x == m)) {
+        if !(MERGE && king && list.iter().any(|x| *x == m)) {
             list.push(m);
         }
     }
