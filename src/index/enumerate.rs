@@ -140,8 +140,7 @@ impl<'a> Enumerator<'a> {
     /// The kings wrapped: advance the white men, else the black men (resetting white men).
     fn carry_men(&mut self) {
         let ix = self.ix;
-        let wmask = SliceIndex::white_men_mask(self.bm) & ((1u32 << ix.wm_top) - 1);
-        if let Some(wm) = next_subset(self.wm_rev, wmask) {
+        if let Some(wm) = next_subset(self.wm_rev, ix.white_men_band_mask(self.bm)) {
             self.wm_rev = wm;
             return;
         }
@@ -149,8 +148,7 @@ impl<'a> Enumerator<'a> {
         loop {
             let bmask = ((1u64 << ix.bm_top) - 1) as u32;
             self.bm = next_subset(self.bm, bmask).expect("index below count has a successor");
-            let wmask = SliceIndex::white_men_mask(self.bm) & ((1u32 << ix.wm_top) - 1);
-            if let Some(wm) = first_in_band(ix.nwm, wmask, ix.wm_band) {
+            if let Some(wm) = first_in_band(ix.nwm, ix.white_men_band_mask(self.bm), ix.wm_band) {
                 self.wm_rev = wm;
                 return;
             }

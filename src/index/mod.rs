@@ -87,16 +87,16 @@ fn select(mask: u32, n: u32) -> u32 {
     8 * byte + SELECT_IN_BYTE[b as usize][(n - before) as usize & 7] as u32
 }
 
-/// Largest `x` in `[lo, hi)` with `row[x] <= target`, for a non-decreasing `row` with
-/// `row[lo] <= target`. Branch-free halving: random ranks would mispredict every branch.
+/// Largest `x` in `[lo, hi)` with `value(x) <= target`, for a non-decreasing `value` with
+/// `value(lo) <= target`. Branch-free halving: random ranks would mispredict every branch.
 #[inline]
-fn last_at_most(row: &[u64], lo: usize, hi: usize, target: u64) -> usize {
+fn last_at_most(lo: usize, hi: usize, target: u64, value: impl Fn(usize) -> u64) -> usize {
     let mut base = lo;
     let mut len = hi - lo;
     while len > 1 {
         let half = len / 2;
         let mid = base + half;
-        base = if row[mid] <= target { mid } else { base };
+        base = if value(mid) <= target { mid } else { base };
         len -= half;
     }
     base
@@ -141,7 +141,8 @@ fn colex_unrank(mut rank: u64, k: u32, mask: u32) -> u32 {
     let mut hi = mask.count_ones() as usize; // exclusive bound on the next compressed position
     for i in (2..=k as usize).rev() {
         // C(i-1, i) = 0, so the search always has a candidate.
-        let x = last_at_most(&BINOMIAL_BY_K[i], i - 1, hi, rank);
+        let row = &BINOMIAL_BY_K[i];
+        let x = last_at_most(i - 1, hi, rank, |x| row[x]);
         rank -= BINOMIAL_BY_K[i][x];
         set |= 1 << select(mask, x as u32);
         hi = x;
@@ -256,9 +257,8 @@ pub struct SliceIndex {
     /// Weighted colex of black men: `f` counts white placements on ranks 0..=rw, `g` on 0..rw.
     f: WeightedColex,
     g: WeightedColex,
-    /// Placements of black kings times white kings, and of white kings alone.
-    king_block: u64,
-    wk_block: u64,
+    /// Placements of black kings times white kings, and of white kings alone (the place
+    /// values of the king tuples in an index).
     king_div: Divisor,
     wk_div: Divisor,
     count: u64,
@@ -317,8 +317,6 @@ impl SliceIndex {
             wm_top,
             f,
             g,
-            king_block,
-            wk_block,
             king_div: Divisor::new(king_block),
             wk_div: Divisor::new(wk_block),
             count: men_total * king_block,
@@ -374,6 +372,13 @@ impl SliceIndex {
         !black_men.reverse_bits() & 0x0FFF_FFFF
     }
 
+    /// Squares white men may use in this slice (behind or on White's leading rank), in
+    /// White's numbering.
+    #[inline]
+    fn white_men_band_mask(&self, black_men: u32) -> u32 {
+        Self::white_men_mask(black_men) & ((1u32 << self.wm_top) - 1)
+    }
+
     /// Index of a position of this slice. The position must belong to the slice (checked in
     /// debug builds; use [`SliceIndex::index_checked`] for untrusted input).
     #[inline]
@@ -388,7 +393,7 @@ impl SliceIndex {
         let kmask = !(bm | wm);
         let bkrank = colex_rank(bk, kmask);
         let wkrank = colex_rank(pos.white_kings(), kmask & !bk);
-        (men + wrank) * self.king_block + bkrank * self.wk_block + wkrank
+        (men + wrank) * self.king_div.d + bkrank * self.wk_div.d + wkrank
     }
 
     /// Index of a position, or an error naming the position's slice when it is not this one.
@@ -433,14 +438,7 @@ impl SliceIndex {
                 j
             };
             // Prefix weights are f - g, non-decreasing in the square.
-            let (mut base, mut len) = (lo_bound, hi - lo_bound);
-            while len > 1 {
-                let half = len / 2;
-                let mid = base + half;
-                base = if fr[mid] - gr[mid] <= q { mid } else { base };
-                len -= half;
-            }
-            let lo = base;
+            let lo = last_at_most(lo_bound, hi, q, |c| fr[c] - gr[c]);
             q -= fr[lo] - gr[lo];
             bm |= 1 << lo;
             a += (lo as u32 >= self.f.threshold) as u32;
