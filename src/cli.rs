@@ -36,3 +36,36 @@ pub fn finish(tool: &str, result: Result<(), CliError>) -> ExitCode {
         }
     }
 }
+
+/// Set by SIGTERM or SIGINT once [`stop_on_signals`] is installed: long work checkpoints and
+/// stops when it sees it.
+pub static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn request_stop(_: nix::libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Turns SIGTERM and SIGINT into a checkpoint-and-stop request ([`STOP`]).
+pub fn stop_on_signals() -> Result<(), CliError> {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    let action = SigAction::new(
+        SigHandler::Handler(request_stop),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGTERM, Signal::SIGINT] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe { sigaction(sig, &action) }
+            .map_err(|e| CliError::Failed(format!("installing the {sig} handler: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Peak resident memory of this process so far, in bytes (`VmHWM`), if the kernel tells.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -12,7 +12,9 @@ pub mod cli;
 pub mod index;
 pub mod inspect;
 pub mod notation;
+pub mod runner;
 pub mod slice;
+pub mod solve;
 pub mod status;
 
 pub use board::{Color, Move, MoveList, Position};

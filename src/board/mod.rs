@@ -10,8 +10,10 @@
 
 mod movegen;
 pub mod perft;
+mod unmove;
 
 pub use movegen::{Move, MoveList, generate_move_paths, generate_moves, has_capture};
+pub use unmove::for_each_unmove;
 
 use std::fmt;
 

@@ -1,0 +1,96 @@
+//! jobrunner: runs phase jobs. `run` does one job in the foreground; `build-local` builds
+//! every slice of 2..N pieces on this machine (what `scripts/build-local` calls).
+
+use clap::{Parser, Subcommand};
+use nowdb::solve::Site;
+use nowdb::solve::local::BuildOptions;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Run nowdb phase jobs: one job, or the whole local build."
+)]
+struct Args {
+    /// The site directory (work files, solved slices, queues).
+    #[arg(long, global = true, default_value = ".")]
+    site: PathBuf,
+    /// Page buffers (8 KiB each) per work file.
+    #[arg(long, global = true, default_value_t = 2048)]
+    buffers: usize,
+    /// Seconds between checkpoints.
+    #[arg(long, global = true, default_value_t = 60)]
+    checkpoint_secs: u64,
+    /// Machine-readable output.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run or resume one job, e.g. `noio 3113.01 0 65536 -r 1` (`PHASE SLICE [FIRST LAST]
+    /// [-r ROUND]`). SIGTERM or --deadline-secs checkpoint it and exit with status 3.
+    Run {
+        /// The job, as words or one quoted string.
+        #[arg(required = true, num_args = 1..)]
+        job: Vec<String>,
+        /// Checkpoint and stop after this many seconds.
+        #[arg(long)]
+        deadline_secs: Option<u64>,
+    },
+    /// Solve every slice of 2..=N pieces on this machine with K parallel workers.
+    BuildLocal {
+        /// Largest number of pieces.
+        #[arg(long, default_value_t = 5)]
+        pieces: u32,
+        /// Parallel workers.
+        #[arg(long, default_value_t = 2)]
+        runners: usize,
+        /// Check every finished slice against its successors.
+        #[arg(long)]
+        verify: bool,
+        /// Positions per job when a slice is split (page aligned).
+        #[arg(long, default_value_t = 4 << 20)]
+        job_positions: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let site = Site::new(&args.site);
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = nowdb::cli::stop_on_signals() {
+        return nowdb::cli::finish("jobrunner", Err(e));
+    }
+    let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, None);
+    match args.command {
+        Command::Run { job, deadline_secs } => {
+            let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, deadline_secs);
+            match nowdb::runner::run_one(&site, &job.join(" "), &run, args.json, &mut out) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(3),
+                Err(e) => nowdb::cli::finish("jobrunner", Err(e)),
+            }
+        }
+        Command::BuildLocal {
+            pieces,
+            runners,
+            verify,
+            job_positions,
+        } => {
+            let opts = BuildOptions {
+                pieces,
+                runners,
+                run,
+                verify,
+                job_positions,
+                ..BuildOptions::default()
+            };
+            let r = nowdb::runner::build_local_command(&site, &opts, args.json, &mut out);
+            nowdb::cli::finish("jobrunner", r)
+        }
+    }
+}

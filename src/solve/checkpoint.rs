@@ -1,0 +1,78 @@
+//! Job checkpoints: the next index to do and the statistics so far, written atomically
+//! (temporary file, `fsync`, rename) only after the job's dirty pages and queue entries are
+//! on disk. A record with `complete 1` marks a finished job, so running it again is a no-op.
+
+use super::phases::PhaseStats;
+use super::store::sync_dir;
+use super::{Job, Result, Site};
+use crate::solve_err;
+use std::io::Write;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The next index to process (a slice index, or an entry of the input queue for `que`).
+    pub next: u64,
+    pub complete: bool,
+    pub stats: PhaseStats,
+}
+
+impl Checkpoint {
+    fn to_text(self) -> String {
+        let s = self.stats;
+        format!(
+            "next {}\ncomplete {}\nlooked {}\nwin {}\nloss {}\ndraw {}\n",
+            self.next, self.complete as u8, s.looked, s.win, s.loss, s.draw
+        )
+    }
+
+    fn parse(text: &str) -> std::result::Result<Checkpoint, String> {
+        let mut c = Checkpoint::default();
+        let mut seen = 0;
+        for line in text.lines() {
+            let (k, v) = line
+                .split_once(' ')
+                .ok_or_else(|| format!("bad line {line:?}"))?;
+            let v: u64 = v.parse().map_err(|_| format!("bad number in {line:?}"))?;
+            match k {
+                "next" => c.next = v,
+                "complete" => c.complete = v == 1,
+                "looked" => c.stats.looked = v,
+                "win" => c.stats.win = v,
+                "loss" => c.stats.loss = v,
+                "draw" => c.stats.draw = v,
+                _ => return Err(format!("unknown key {k:?}")),
+            }
+            seen += 1;
+        }
+        if seen != 6 {
+            return Err("incomplete record".into());
+        }
+        Ok(c)
+    }
+}
+
+/// The job's last checkpoint, if any.
+pub fn load(site: &Site, job: &Job) -> Result<Option<Checkpoint>> {
+    let path = site.checkpoint_file(job);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Checkpoint::parse(&text)
+            .map(Some)
+            .map_err(|e| solve_err!("{}: corrupt checkpoint: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(solve_err!("{}: {e}", path.display())),
+    }
+}
+
+/// Records `c` durably.
+pub fn save(site: &Site, job: &Job, c: &Checkpoint) -> Result<()> {
+    let path = site.checkpoint_file(job);
+    let tmp = path.with_extension("tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(c.to_text().as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        sync_dir(&path)
+    };
+    write().map_err(|e| solve_err!("{}: checkpoint not written: {e}", path.display()))
+}

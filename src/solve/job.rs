@@ -1,0 +1,226 @@
+//! A phase job: one phase on a page-aligned range `[first, last)` of one slice.
+
+use super::store::PAGE_POSITIONS;
+use crate::slice::Slice;
+use std::fmt;
+use std::str::FromStr;
+
+/// The phases of paper Figure 4 (`noiom` is `noio` on the mirror: a job always names the slice
+/// it writes, so `noiom 3113.01` is `noio 1331.10`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// Capture positions from the smaller databases.
+    Cap,
+    /// Non-capture predecessors of the mirror's losses are wins.
+    WinMove,
+    /// Conversion moves (leading-man advances, crownings) from finished slices.
+    Lookup,
+    /// A forward pass using only this slice pair.
+    NoIo,
+    /// Re-evaluate the predecessors of the mirror's last resolutions (the position queue).
+    Que,
+    /// Everything still unknown or "at least a draw" is a draw.
+    Fill,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 6] = [
+        Phase::Cap,
+        Phase::WinMove,
+        Phase::Lookup,
+        Phase::NoIo,
+        Phase::Que,
+        Phase::Fill,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Cap => "cap",
+            Phase::WinMove => "winmove",
+            Phase::Lookup => "lookup",
+            Phase::NoIo => "noio",
+            Phase::Que => "que",
+            Phase::Fill => "fill",
+        }
+    }
+
+    /// Phases that read finished lower slices.
+    pub fn reads_solved(self) -> bool {
+        matches!(self, Phase::Cap | Phase::Lookup)
+    }
+
+    /// Phases that take a round number (the position-queue generation they write or read).
+    pub fn has_round(self) -> bool {
+        matches!(self, Phase::NoIo | Phase::Que)
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One unit of work: `phase` on positions `[first, last)` of `slice`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Job {
+    pub phase: Phase,
+    pub slice: Slice,
+    pub first: u64,
+    pub last: u64,
+    /// noio: pass number (1, 2, ...); que: round number continuing the passes. 0 otherwise.
+    pub round: u32,
+}
+
+impl Job {
+    /// A job on the whole slice.
+    pub fn whole(phase: Phase, slice: Slice, round: u32) -> Job {
+        Job {
+            phase,
+            slice,
+            first: 0,
+            last: slice.count(),
+            round,
+        }
+    }
+
+    /// Checks the range: page aligned (the end may be the slice's end) and inside the slice.
+    pub fn validate(&self) -> Result<(), String> {
+        let count = self.slice.count();
+        if self.first >= self.last {
+            return Err(format!(
+                "job {self}: empty range [{}, {})",
+                self.first, self.last
+            ));
+        }
+        if self.last > count {
+            return Err(format!(
+                "job {self}: range end {} lies outside slice {} ({count} positions)",
+                self.last, self.slice
+            ));
+        }
+        if !self.first.is_multiple_of(PAGE_POSITIONS)
+            || (!self.last.is_multiple_of(PAGE_POSITIONS) && self.last != count)
+        {
+            return Err(format!(
+                "job {self}: range [{}, {}) is not page aligned (pages hold {PAGE_POSITIONS} positions)",
+                self.first, self.last
+            ));
+        }
+        if self.phase.has_round() != (self.round > 0) {
+            return Err(format!(
+                "job {self}: {} needs {}",
+                self.phase,
+                if self.phase.has_round() {
+                    "a round number 1 or more"
+                } else {
+                    "no round number"
+                }
+            ));
+        }
+        Ok(())
+    }
+
+    /// A name usable as a file name.
+    pub fn file_stem(&self) -> String {
+        format!(
+            "{}-{}-r{}-{}-{}",
+            self.phase, self.slice, self.round, self.first, self.last
+        )
+    }
+
+    /// Splits the whole of `slice` into `n` page-aligned ranges (fewer when it has fewer pages).
+    pub fn split(phase: Phase, slice: Slice, round: u32, n: u64) -> Vec<Job> {
+        let count = slice.count();
+        let pages = count.div_ceil(PAGE_POSITIONS);
+        let n = n.clamp(1, pages.max(1));
+        (0..n)
+            .map(|i| Job {
+                phase,
+                slice,
+                first: (pages * i / n) * PAGE_POSITIONS,
+                last: ((pages * (i + 1) / n) * PAGE_POSITIONS).min(count),
+                round,
+            })
+            .filter(|j| j.first < j.last)
+            .collect()
+    }
+}
+
+impl fmt::Display for Job {
+    /// `noio 3113.01 0 32768 -r 2`: phase, slice, range, round.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {} {}",
+            self.phase, self.slice, self.first, self.last
+        )?;
+        if self.round > 0 {
+            write!(f, " -r {}", self.round)?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Job {
+    type Err = String;
+    /// Parses the [`Display`](fmt::Display) form; `noiom S` is `noio` on the mirror of `S`,
+    /// and a missing range means the whole slice.
+    fn from_str(text: &str) -> Result<Job, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let bad = |msg: String| format!("job {text:?}: {msg}");
+        let (phase, mirror) = match words.first().copied() {
+            Some("cap") => (Phase::Cap, false),
+            Some("winmove") => (Phase::WinMove, false),
+            Some("lookup") => (Phase::Lookup, false),
+            Some("noio") => (Phase::NoIo, false),
+            Some("noiom") => (Phase::NoIo, true),
+            Some("que") => (Phase::Que, false),
+            Some("fill") => (Phase::Fill, false),
+            Some(w) => return Err(bad(format!("unknown phase {w:?}"))),
+            None => return Err(bad("empty job".into())),
+        };
+        let slice: Slice = words
+            .get(1)
+            .ok_or_else(|| bad("missing slice".into()))?
+            .parse()
+            .map_err(|e| bad(format!("{e}")))?;
+        let slice = if mirror { slice.mirror() } else { slice };
+        let mut rest = &words[2..];
+        let mut round = 0;
+        if let Some(p) = rest.iter().position(|w| *w == "-r") {
+            let r = rest
+                .get(p + 1)
+                .ok_or_else(|| bad("-r needs a round number".into()))?;
+            round = r
+                .parse()
+                .map_err(|_| bad(format!("round {r:?} is not a number")))?;
+            if p + 2 != rest.len() {
+                return Err(bad("-r ROUND must come last".into()));
+            }
+            rest = &rest[..p];
+        }
+        let num = |w: &str| -> Result<u64, String> {
+            w.parse()
+                .map_err(|_| bad(format!("{w:?} is not a position index")))
+        };
+        let (first, last) = match rest {
+            [] => (0, slice.count()),
+            [a, b] => (num(a)?, num(b)?),
+            _ => {
+                return Err(bad(
+                    "expected FIRST LAST (or nothing for the whole slice)".into()
+                ));
+            }
+        };
+        let job = Job {
+            phase,
+            slice,
+            first,
+            last,
+            round,
+        };
+        job.validate()?;
+        Ok(job)
+    }
+}

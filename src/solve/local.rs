@@ -1,0 +1,484 @@
+//! The local build: every slice pair of 2..N pieces, in dependency order, with K worker
+//! threads on this machine (`scripts/build-local`). Each pair goes through paper Figure 4:
+//! `cap`, `winmove`, `lookup`, `noio` passes alternating between the slice and its mirror
+//! while they resolve many positions, then `que` rounds until the position queue is empty,
+//! `fill`, publication to `solved/`, and optionally the consistency check.
+//!
+//! Every step is a [`Job`] on a page-aligned range, run through [`run_job`] exactly as a
+//! remote runner would; jobs are idempotent (a finished job's checkpoint returns its
+//! statistics), so an interrupted build resumes by running the same command again.
+
+use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
+use super::posqueue;
+use super::store::{self, PAGE_POSITIONS};
+use super::verify::verify_range;
+use super::{Job, Phase, Result, Site, SolveError};
+use crate::slice::Slice;
+use crate::slice::{SlicePair, plan};
+use crate::solve_err;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Options of a local build.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub pieces: u32,
+    pub runners: usize,
+    pub run: RunOptions,
+    /// Positions per job when splitting a slice (rounded to pages).
+    pub job_positions: u64,
+    /// Check every finished slice against its successors.
+    pub verify: bool,
+    /// Switch from `noio` passes to the position queue once a pass resolves fewer than
+    /// 1/`que_ratio` of the positions it looked at.
+    pub que_ratio: u64,
+    /// Seconds between progress lines.
+    pub progress_every: Duration,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            pieces: 5,
+            runners: 2,
+            run: RunOptions::default(),
+            job_positions: 4 << 20,
+            verify: false,
+            que_ratio: 16,
+            progress_every: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What a build did.
+#[derive(Clone, Debug, Default)]
+pub struct BuildSummary {
+    pub slices: usize,
+    pub already_solved: usize,
+    pub positions: u64,
+    pub elapsed: Duration,
+    /// Job time and statistics per phase (verify counted under its own name).
+    pub phase_time: BTreeMap<String, Duration>,
+    pub phase_stats: BTreeMap<String, PhaseStats>,
+    pub noio_passes: u64,
+    pub que_rounds: u64,
+    pub verified: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Waiting,
+    Cap,
+    WinMove,
+    Lookup,
+    NoIo(u32),
+    Que(u32),
+    Fill,
+    Verify,
+    Done,
+}
+
+struct PairState {
+    slices: Vec<Slice>,
+    deps: Vec<usize>,
+    stage: Stage,
+    running: usize,
+    /// Statistics of the stage's jobs per target slice.
+    stage_stats: Vec<PhaseStats>,
+    published: bool,
+}
+
+enum Task {
+    Phase(Job),
+    Verify(Slice, u64, u64),
+}
+
+struct Shared {
+    pairs: Vec<PairState>,
+    ready: BTreeMap<(usize, u64), (usize, Task)>,
+    seq: u64,
+    busy: usize,
+    error: Option<SolveError>,
+    stopped: bool,
+    summary: BuildSummary,
+    done_positions: u64,
+    total_positions: u64,
+    published: usize,
+}
+
+struct Builder<'a> {
+    site: &'a Site,
+    opts: &'a BuildOptions,
+}
+
+impl Builder<'_> {
+    fn split(&self, phase: Phase, slice: Slice, round: u32) -> Vec<Job> {
+        let n = slice
+            .count()
+            .div_ceil(self.opts.job_positions.max(PAGE_POSITIONS));
+        Job::split(phase, slice, round, n)
+    }
+
+    fn push(&self, sh: &mut Shared, p: usize, task: Task) {
+        sh.seq += 1;
+        let seq = sh.seq;
+        sh.ready.insert((p, seq), (p, task));
+        sh.pairs[p].running += 1;
+    }
+
+    /// Queues the jobs of `stage` for pair `p` (or moves on when a stage has none).
+    fn enter(&self, sh: &mut Shared, p: usize, stage: Stage) -> Result<()> {
+        let slices = sh.pairs[p].slices.clone();
+        sh.pairs[p].stage = stage;
+        sh.pairs[p].stage_stats = vec![PhaseStats::default(); slices.len()];
+        let mut jobs = Vec::new();
+        match stage {
+            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::Fill => {
+                let phase = match stage {
+                    Stage::Cap => Phase::Cap,
+                    Stage::WinMove => Phase::WinMove,
+                    Stage::Lookup => Phase::Lookup,
+                    _ => Phase::Fill,
+                };
+                for s in &slices {
+                    jobs.extend(self.split(phase, *s, 0));
+                }
+            }
+            Stage::NoIo(pass) => {
+                let s = slices[(pass as usize - 1) % slices.len()];
+                jobs.extend(self.split(Phase::NoIo, s, pass));
+                sh.summary.noio_passes += 1;
+            }
+            Stage::Que(round) => {
+                for s in &slices {
+                    let input = posqueue::read_round(self.site, &s.mirror(), round - 1)?.len();
+                    if input > 0 {
+                        let n = (input as u64 / (self.opts.job_positions / 8)).max(1);
+                        jobs.extend(Job::split(Phase::Que, *s, round, n));
+                    }
+                }
+                sh.summary.que_rounds += 1;
+            }
+            Stage::Verify => {
+                for s in &slices {
+                    for j in self.split(Phase::Fill, *s, 0) {
+                        self.push(sh, p, Task::Verify(*s, j.first, j.last));
+                    }
+                }
+                return Ok(());
+            }
+            Stage::Waiting | Stage::Done => {}
+        }
+        if jobs.is_empty() {
+            return self.advance(sh, p);
+        }
+        for j in jobs {
+            self.push(sh, p, Task::Phase(j));
+        }
+        Ok(())
+    }
+
+    /// All jobs of the pair's stage are done: decide the next stage.
+    fn advance(&self, sh: &mut Shared, p: usize) -> Result<()> {
+        let st = &sh.pairs[p];
+        let two = st.slices.len() == 2;
+        let changed: u64 = st.stage_stats.iter().map(|s| s.win + s.loss).sum();
+        let looked: u64 = st.stage_stats.iter().map(|s| s.looked).sum();
+        let next = match st.stage {
+            Stage::Waiting => Stage::Cap,
+            Stage::Cap => Stage::WinMove,
+            Stage::WinMove => Stage::Lookup,
+            Stage::Lookup => Stage::NoIo(1),
+            Stage::NoIo(1) if two => Stage::NoIo(2),
+            Stage::NoIo(_) if changed == 0 => Stage::Fill,
+            Stage::NoIo(p) if changed * self.opts.que_ratio < looked => Stage::Que(p + 1),
+            Stage::NoIo(p) => Stage::NoIo(p + 1),
+            Stage::Que(_) if changed == 0 => Stage::Fill,
+            Stage::Que(r) => Stage::Que(r + 1),
+            Stage::Fill => {
+                self.publish(sh, p)?;
+                if self.opts.verify {
+                    Stage::Verify
+                } else {
+                    Stage::Done
+                }
+            }
+            Stage::Verify | Stage::Done => Stage::Done,
+        };
+        if let Stage::Que(r) | Stage::NoIo(r) = next {
+            for s in &sh.pairs[p].slices {
+                posqueue::remove_rounds_before(self.site, s, r.saturating_sub(1))?;
+            }
+        }
+        if next == Stage::Done {
+            sh.pairs[p].stage = Stage::Done;
+            return Ok(());
+        }
+        self.enter(sh, p, next)
+    }
+
+    /// Moves both slices to `solved/` and starts the pairs that waited for them.
+    fn publish(&self, sh: &mut Shared, p: usize) -> Result<()> {
+        for s in &sh.pairs[p].slices {
+            let (from, to) = (self.site.work_file(s), self.site.solved_file(s));
+            std::fs::rename(&from, &to)
+                .map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
+            store::sync_dir(&to)?;
+            let _ = std::fs::remove_dir_all(self.site.queue_dir(s));
+        }
+        self.remove_checkpoints(&sh.pairs[p].slices)?;
+        sh.pairs[p].published = true;
+        sh.published += 1;
+        sh.done_positions += sh.pairs[p].slices.iter().map(|s| s.count()).sum::<u64>();
+        self.start_ready_pairs(sh)
+    }
+
+    fn remove_checkpoints(&self, slices: &[Slice]) -> Result<()> {
+        let dir = self.site.root().join("work/ckpt");
+        for e in std::fs::read_dir(&dir)? {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if slices.iter().any(|s| name.contains(&format!("-{s}-"))) {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_ready_pairs(&self, sh: &mut Shared) -> Result<()> {
+        for p in 0..sh.pairs.len() {
+            if sh.pairs[p].stage == Stage::Waiting
+                && sh.pairs[p].deps.iter().all(|&d| sh.pairs[d].published)
+            {
+                self.advance(sh, p)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&self, sh: &mut Shared, p: usize, name: String, took: Duration, stats: PhaseStats) {
+        *sh.summary.phase_time.entry(name.clone()).or_default() += took;
+        sh.summary.phase_stats.entry(name).or_default().add(&stats);
+        sh.pairs[p].running -= 1;
+    }
+
+    /// Worker thread: take the most urgent job (earliest pair in plan order), run it.
+    fn worker(&self, shared: &Mutex<Shared>, cv: &Condvar) {
+        let mut sh = shared.lock().expect("lock");
+        loop {
+            if sh.error.is_some() || sh.stopped {
+                break;
+            }
+            let Some(key) = sh.ready.keys().next().copied() else {
+                if sh.busy == 0 {
+                    break;
+                }
+                sh = cv.wait(sh).expect("lock");
+                continue;
+            };
+            let (p, task) = sh.ready.remove(&key).expect("key");
+            sh.busy += 1;
+            drop(sh);
+            let t0 = Instant::now();
+            let result = match &task {
+                Task::Phase(job) => run_job(self.site, job, &self.opts.run),
+                Task::Verify(s, a, b) => {
+                    verify_range(self.site, s, *a, *b, self.opts.run.solved_buffers).map(|n| {
+                        Outcome::Done(PhaseStats {
+                            looked: n,
+                            ..Default::default()
+                        })
+                    })
+                }
+            };
+            let took = t0.elapsed();
+            sh = shared.lock().expect("lock");
+            sh.busy -= 1;
+            match (result, &task) {
+                (Err(e), _) => {
+                    let what = match &task {
+                        Task::Phase(j) => format!("job {j}"),
+                        Task::Verify(s, a, b) => format!("verify {s} {a} {b}"),
+                    };
+                    sh.error = Some(solve_err!("{what} failed: {e}"));
+                }
+                (Ok(Outcome::Stopped { .. }), _) => sh.stopped = true,
+                (Ok(Outcome::Done(stats)), Task::Phase(job)) => {
+                    self.finish(&mut sh, p, job.phase.to_string(), took, stats);
+                    let k = sh.pairs[p]
+                        .slices
+                        .iter()
+                        .position(|s| *s == job.slice)
+                        .expect("job of the pair");
+                    sh.pairs[p].stage_stats[k].add(&stats);
+                }
+                (Ok(Outcome::Done(stats)), Task::Verify(..)) => {
+                    sh.summary.verified += stats.looked;
+                    self.finish(&mut sh, p, "verify".into(), took, stats);
+                }
+            }
+            if sh.error.is_none()
+                && !sh.stopped
+                && sh.pairs[p].running == 0
+                && let Err(e) = self.advance(&mut sh, p)
+            {
+                sh.error = Some(e);
+            }
+            cv.notify_all();
+        }
+        cv.notify_all();
+    }
+}
+
+fn format_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s / 60 % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// Solves every slice of 2..=`opts.pieces` pieces under `site`, printing progress to `log`.
+pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Result<BuildSummary> {
+    if !(2..=8).contains(&opts.pieces) {
+        return Err(solve_err!(
+            "--pieces {}: must be 2..8 (9 and 10 pieces need the queue tools)",
+            opts.pieces
+        ));
+    }
+    if opts.runners == 0 {
+        return Err(solve_err!("--runners must be at least 1"));
+    }
+    site.create_dirs()
+        .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;
+    let start = Instant::now();
+    let order: Vec<SlicePair> = plan(opts.pieces).pairs().copied().collect();
+    let pos_of: HashMap<SlicePair, usize> =
+        order.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+    let mut pairs = Vec::new();
+    let mut already = 0;
+    let mut total = 0;
+    let mut done = 0;
+    for pair in &order {
+        let slices = pair.slices();
+        let solved = slices.iter().all(|s| site.is_solved(s));
+        let count: u64 = slices.iter().map(|s| s.count()).sum();
+        total += count;
+        if solved {
+            already += slices.len();
+            done += count;
+        }
+        pairs.push(PairState {
+            deps: pair.dependencies().iter().map(|d| pos_of[d]).collect(),
+            stage: if solved { Stage::Done } else { Stage::Waiting },
+            slices,
+            running: 0,
+            stage_stats: Vec::new(),
+            published: solved,
+        });
+    }
+    let nslices: usize = pairs.iter().map(|p| p.slices.len()).sum();
+    let mut sh = Shared {
+        published: pairs.iter().filter(|p| p.published).count(),
+        pairs,
+        ready: BTreeMap::new(),
+        seq: 0,
+        busy: 0,
+        error: None,
+        stopped: false,
+        summary: BuildSummary {
+            slices: nslices,
+            already_solved: already,
+            ..Default::default()
+        },
+        done_positions: done,
+        total_positions: total,
+    };
+    let b = Builder { site, opts };
+    writeln!(
+        log,
+        "build 2..{} pieces in {}: {} slices ({} already solved), {} positions, {} runners",
+        opts.pieces,
+        site.root().display(),
+        nslices,
+        already,
+        total,
+        opts.runners
+    )
+    .ok();
+    b.start_ready_pairs(&mut sh)?;
+    let npairs = sh.pairs.len();
+    let shared = Mutex::new(sh);
+    let cv = Condvar::new();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..opts.runners)
+            .map(|_| scope.spawn(|| b.worker(&shared, &cv)))
+            .collect();
+        // Progress reporter: this thread.
+        let mut last_line = Instant::now();
+        while !workers.iter().all(|w| w.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            if last_line.elapsed() >= opts.progress_every {
+                last_line = Instant::now();
+                let sh = shared.lock().expect("lock");
+                progress(log, &sh, npairs, start.elapsed(), done);
+            }
+        }
+    });
+    let mut sh = shared.into_inner().expect("lock");
+    if let Some(e) = sh.error.take() {
+        return Err(e);
+    }
+    sh.summary.elapsed = start.elapsed();
+    sh.summary.positions = sh.total_positions;
+    if sh.stopped {
+        return Err(solve_err!(
+            "build stopped at a checkpoint after {}; run the same command again to resume",
+            format_duration(sh.summary.elapsed)
+        ));
+    }
+    if sh.pairs.iter().any(|p| p.stage != Stage::Done) {
+        return Err(solve_err!(
+            "build ended with unfinished slices (scheduler bug)"
+        ));
+    }
+    progress(log, &sh, npairs, sh.summary.elapsed, done);
+    Ok(sh.summary)
+}
+
+fn progress(log: &mut dyn Write, sh: &Shared, npairs: usize, elapsed: Duration, at_start: u64) {
+    let done = sh.done_positions;
+    let new = done - at_start;
+    let rate = new as f64 / elapsed.as_secs_f64().max(1e-9);
+    let left = sh.total_positions - done;
+    let eta = if rate > 0.0 {
+        format_duration(Duration::from_secs_f64(left as f64 / rate))
+    } else {
+        "?".into()
+    };
+    let working: Vec<String> = sh
+        .pairs
+        .iter()
+        .filter(|p| p.running > 0)
+        .take(3)
+        .map(|p| format!("{} {:?}", p.slices[0], p.stage))
+        .collect();
+    writeln!(
+        log,
+        "[{:>7}] pairs {}/{} ({:.1}% of positions), {:.2} M positions/s, ETA {}{}{}",
+        format_duration(elapsed),
+        sh.published,
+        npairs,
+        100.0 * done as f64 / sh.total_positions.max(1) as f64,
+        rate / 1e6,
+        eta,
+        if working.is_empty() { "" } else { "; now " },
+        working.join(", ")
+    )
+    .ok();
+}

@@ -1,0 +1,560 @@
+//! The phases of paper Figure 4 / Appendix A on a page-aligned range of one slice.
+//!
+//! Every job writes only positions of its own range of its own slice; everything else (the
+//! mirror, other ranges, finished slices) is read from disk. Values only move towards
+//! certainty, so reading a neighbour's older page is safe: anything it resolves later is in
+//! its position queue and reaches us in the next round.
+
+use super::checkpoint::{self, Checkpoint};
+use super::posqueue::{self, QueueWriter};
+use super::solved::{SolvedValues, SolvedWorkFiles};
+use super::store::{self, PAGE_POSITIONS, PageCache};
+use super::{Job, Phase, Result, Site, Value};
+use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
+use crate::index::SliceIndex;
+use crate::slice::{Slice, is_conversion};
+use crate::{Position, solve_err};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What a job did: positions looked at, and how many it resolved to each value (for `fill`:
+/// the final values of its range).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseStats {
+    pub looked: u64,
+    pub win: u64,
+    pub loss: u64,
+    pub draw: u64,
+}
+
+impl PhaseStats {
+    pub fn resolved(&self) -> u64 {
+        self.win + self.loss + self.draw
+    }
+
+    pub fn add(&mut self, o: &PhaseStats) {
+        self.looked += o.looked;
+        self.win += o.win;
+        self.loss += o.loss;
+        self.draw += o.draw;
+    }
+
+    fn count(&mut self, v: Value) {
+        match v {
+            Value::Win => self.win += 1,
+            Value::Loss => self.loss += 1,
+            Value::Draw => self.draw += 1,
+            Value::Unknown => {}
+        }
+    }
+}
+
+/// How a job runs: cache sizes, checkpoint interval, and when to stop early.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Page buffers for each work file the job opens.
+    pub buffers: usize,
+    /// Page buffers for each finished slice `cap` and `lookup` read.
+    pub solved_buffers: usize,
+    pub checkpoint_every: Duration,
+    /// Checkpoint and stop at this time.
+    pub deadline: Option<Instant>,
+    /// Checkpoint and stop when set (by SIGTERM).
+    pub stop: Option<&'static AtomicBool>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            buffers: 2048,
+            solved_buffers: 1024,
+            checkpoint_every: Duration::from_secs(60),
+            deadline: None,
+            stop: None,
+        }
+    }
+}
+
+/// How a job ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Done(PhaseStats),
+    /// Checkpointed before the end; run the same job again to resume from `next`.
+    Stopped {
+        next: u64,
+        stats: PhaseStats,
+    },
+}
+
+/// Creates the work file of `slice` unless it exists. Safe against a racing creator: the
+/// file is prepared under a private name and linked into place, which fails if another
+/// process got there first.
+pub fn ensure_work_file(site: &Site, slice: &Slice) -> Result<()> {
+    let path = site.work_file(slice);
+    if path.exists() {
+        return Ok(());
+    }
+    site.create_dirs()?;
+    let tmp = path.with_extension(format!("new{}", std::process::id()));
+    store::create(&tmp, slice, slice.count())?;
+    let linked = std::fs::hard_link(&tmp, &path);
+    std::fs::remove_file(&tmp)?;
+    match linked {
+        Ok(()) => Ok(store::sync_dir(&path)?),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(solve_err!("{}: {e}", path.display())),
+    }
+}
+
+/// The caches and indexing a job works with.
+struct Work {
+    job: Job,
+    own: PageCache,
+    own_ix: SliceIndex,
+    /// The mirror's work file, read only; `None` when the slice is its own mirror.
+    mirror: Option<PageCache>,
+    mirror_ix: SliceIndex,
+    solved: Option<SolvedWorkFiles>,
+    queue: Option<QueueWriter>,
+    moves: MoveList,
+    stats: PhaseStats,
+}
+
+impl Work {
+    fn open(site: &Site, job: &Job, opts: &RunOptions) -> Result<Work> {
+        let s = job.slice;
+        let m = s.mirror();
+        let path = site.work_file(&s);
+        if !path.exists() {
+            if site.is_solved(&s) {
+                return Err(solve_err!("job {job}: slice {s} is already solved"));
+            }
+            return Err(solve_err!(
+                "job {job}: work file {} does not exist (the slice's cap jobs create it)",
+                path.display()
+            ));
+        }
+        let own_ix = SliceIndex::new(s);
+        let own =
+            PageCache::open_write(&path, &s, own_ix.count(), opts.buffers, job.first..job.last)?;
+        let mirror_ix = SliceIndex::new(m);
+        let needs_mirror = matches!(job.phase, Phase::WinMove | Phase::NoIo | Phase::Que);
+        let mirror = if needs_mirror && !s.is_own_mirror() {
+            let mp = site.work_file(&m);
+            Some(PageCache::open_read(
+                &mp,
+                &m,
+                mirror_ix.count(),
+                opts.buffers,
+            )?)
+        } else {
+            None
+        };
+        let solved = job
+            .phase
+            .reads_solved()
+            .then(|| SolvedWorkFiles::new(site, opts.solved_buffers));
+        let queue = if job.phase.has_round() {
+            Some(QueueWriter::open(
+                &site.queue_file(&s, job.round, job.first),
+            )?)
+        } else {
+            None
+        };
+        Ok(Work {
+            job: *job,
+            own,
+            own_ix,
+            mirror,
+            mirror_ix,
+            solved,
+            queue,
+            moves: MoveList::new(),
+            stats: PhaseStats::default(),
+        })
+    }
+
+    #[inline]
+    fn mirror_value(&mut self, index: u64) -> Result<Value> {
+        Ok(match &mut self.mirror {
+            Some(m) => m.get(index)?,
+            None => self.own.get(index)?,
+        })
+    }
+
+    #[inline]
+    fn solved_value(&mut self, pos: &Position) -> Result<Value> {
+        self.solved
+            .as_mut()
+            .expect("phase reads finished slices")
+            .value(pos)
+    }
+
+    /// Sets a resolution of this job and queues it when the phase keeps a queue.
+    #[inline]
+    fn resolve(&mut self, index: u64, v: Value) -> Result<()> {
+        self.own.set(index, v)?;
+        self.stats.count(v);
+        if let Some(q) = &mut self.queue {
+            q.push(index);
+        }
+        Ok(())
+    }
+
+    /// `DoCaptures`: a capture position takes the best value among its captures.
+    fn cap(&mut self, index: u64, pos: &Position) -> Result<()> {
+        if self.own.get(index)? != Value::Unknown || !has_capture(pos) {
+            return Ok(());
+        }
+        self.stats.looked += 1;
+        generate_moves(pos, &mut self.moves);
+        let mut best = Value::Loss;
+        for i in 0..self.moves.len() {
+            let m = self.moves.as_slice()[i];
+            match self.solved_value(&pos.successor(&m))? {
+                Value::Loss => {
+                    best = Value::Win;
+                    break;
+                }
+                Value::Draw => best = Value::Draw,
+                _ => {}
+            }
+        }
+        self.resolve(index, best)
+    }
+
+    /// `DoLookups`: conversion moves give a lower bound (or the value when every move
+    /// converts); a position without moves is lost.
+    fn lookup(&mut self, index: u64, pos: &Position) -> Result<()> {
+        if self.own.get(index)? != Value::Unknown {
+            return Ok(());
+        }
+        self.stats.looked += 1;
+        generate_moves(pos, &mut self.moves);
+        let mut best = Value::Loss;
+        let mut conversions = 0;
+        for i in 0..self.moves.len() {
+            let m = self.moves.as_slice()[i];
+            if !is_conversion(pos, &m) {
+                continue;
+            }
+            conversions += 1;
+            match self.solved_value(&pos.successor(&m))? {
+                Value::Loss => {
+                    best = Value::Win;
+                    break;
+                }
+                Value::Draw => best = Value::Draw,
+                _ => {}
+            }
+        }
+        if best != Value::Loss || conversions == self.moves.len() {
+            self.resolve(index, best)?;
+        }
+        Ok(())
+    }
+
+    /// `DoNoIo`: improve an unknown or "at least a draw" value from the mirror's values of the
+    /// non-conversion moves. Returns the new value when it changed.
+    fn noio_value(&mut self, pos: &Position, before: Value) -> Result<Option<Value>> {
+        if before.is_resolved() || (before == Value::Draw && has_capture(pos)) {
+            return Ok(None);
+        }
+        self.stats.looked += 1;
+        generate_moves(pos, &mut self.moves);
+        // Unknown: a loss unless some move's value is open; Draw: only a win can improve it.
+        let mut all_win = before == Value::Unknown;
+        for i in 0..self.moves.len() {
+            let m = self.moves.as_slice()[i];
+            if is_conversion(pos, &m) {
+                continue;
+            }
+            let child = pos.successor(&m);
+            match self.mirror_value(self.mirror_ix.index(&child))? {
+                Value::Loss => return Ok(Some(Value::Win)),
+                Value::Win => {}
+                _ => all_win = false,
+            }
+        }
+        Ok(all_win.then_some(Value::Loss))
+    }
+
+    fn noio(&mut self, index: u64, pos: &Position) -> Result<()> {
+        let before = self.own.get(index)?;
+        if let Some(v) = self.noio_value(pos, before)? {
+            self.resolve(index, v)?;
+        }
+        Ok(())
+    }
+
+    fn fill(&mut self, index: u64) -> Result<()> {
+        self.stats.looked += 1;
+        let v = match self.own.get(index)? {
+            Value::Unknown => {
+                self.own.set(index, Value::Draw)?;
+                Value::Draw
+            }
+            v => v,
+        };
+        self.stats.count(v);
+        Ok(())
+    }
+
+    /// The predecessors in this slice, inside this job's range, of the mirror's position
+    /// `child_index`: boards that step into it and have no capture.
+    fn predecessors(&mut self, child_index: u64, out: &mut Vec<u64>) {
+        out.clear();
+        let child = self.mirror_ix.position_unchecked(child_index);
+        let target = self.job.slice;
+        let (first, last) = (self.job.first, self.job.last);
+        let ix = &self.own_ix;
+        for_each_unmove(&child.reversed(), |q| {
+            if Slice::of(&q) == target && !has_capture(&q) {
+                let i = ix.index(&q);
+                if (first..last).contains(&i) {
+                    out.push(i);
+                }
+            }
+        });
+    }
+
+    /// `DoWinningMoves` for the mirror's loss at `child_index`: its predecessors here win.
+    fn winmove(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
+        if self.mirror_value(child_index)? != Value::Loss {
+            return Ok(());
+        }
+        self.stats.looked += 1;
+        self.predecessors(child_index, preds);
+        for &i in preds.iter() {
+            if self.own.get(i)? == Value::Unknown {
+                self.resolve(i, Value::Win)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `DoQueue` for one queued resolution of the mirror: re-evaluate its predecessors here.
+    fn que(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
+        self.predecessors(child_index, preds);
+        for &i in preds.iter() {
+            let before = self.own.get(i)?;
+            if before.is_resolved() {
+                continue;
+            }
+            let pos = self.own_ix.position_unchecked(i);
+            if let Some(v) = self.noio_value(&pos, before)? {
+                self.resolve(i, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes everything up to `next` durable: queue entries, then pages, then the record.
+    fn checkpoint(&mut self, site: &Site, next: u64, complete: bool) -> Result<()> {
+        if let Some(q) = &mut self.queue {
+            q.flush()?;
+        }
+        self.own.flush()?;
+        checkpoint::save(
+            site,
+            &self.job,
+            &Checkpoint {
+                next,
+                complete,
+                stats: self.stats,
+            },
+        )
+    }
+}
+
+/// When to checkpoint and whether to stop.
+struct Clock<'a> {
+    opts: &'a RunOptions,
+    last: Instant,
+}
+
+enum Tick {
+    Go,
+    Checkpoint,
+    Stop,
+}
+
+impl Clock<'_> {
+    fn tick(&mut self, wants_flush: bool) -> Tick {
+        let now = Instant::now();
+        let stop = self
+            .opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+            || self.opts.deadline.is_some_and(|d| now >= d);
+        if stop {
+            Tick::Stop
+        } else if wants_flush || now.duration_since(self.last) >= self.opts.checkpoint_every {
+            self.last = now;
+            Tick::Checkpoint
+        } else {
+            Tick::Go
+        }
+    }
+}
+
+/// Runs `job` (resuming from its checkpoint if it has one) and checkpoints at the end.
+pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    job.validate().map_err(super::SolveError)?;
+    let saved = checkpoint::load(site, job)?;
+    if let Some(c) = saved
+        && c.complete
+    {
+        return Ok(Outcome::Done(c.stats));
+    }
+    if job.phase == Phase::Cap {
+        ensure_work_file(site, &job.slice)?;
+    }
+    let mut w = Work::open(site, job, opts)?;
+    let mut clock = Clock {
+        opts,
+        last: Instant::now(),
+    };
+    if let Some(c) = saved {
+        w.stats = c.stats;
+    }
+    let resume = saved.map(|c| c.next);
+    let end = match job.phase {
+        Phase::Cap | Phase::Lookup | Phase::NoIo | Phase::Fill => {
+            let start = resume.unwrap_or(job.first);
+            check_resume(job, start, job.first, job.last)?;
+            scan_range(site, &mut w, &mut clock, start)?
+        }
+        Phase::WinMove => {
+            let count = w.mirror_ix.count();
+            let start = resume.unwrap_or(0);
+            check_resume(job, start, 0, count)?;
+            scan_items(site, &mut w, &mut clock, &Items::All(count), start)?
+        }
+        Phase::Que => {
+            let m = job.slice.mirror();
+            let items = posqueue::read_round(site, &m, job.round - 1)?;
+            let start = resume.unwrap_or(0);
+            check_resume(job, start, 0, items.len() as u64)?;
+            scan_items(site, &mut w, &mut clock, &Items::List(items), start)?
+        }
+    };
+    match end {
+        None => {
+            w.checkpoint(site, u64::MAX, true)?;
+            Ok(Outcome::Done(w.stats))
+        }
+        Some(next) => Ok(Outcome::Stopped {
+            next,
+            stats: w.stats,
+        }),
+    }
+}
+
+fn check_resume(job: &Job, next: u64, lo: u64, hi: u64) -> Result<()> {
+    if next < lo || next > hi {
+        return Err(solve_err!(
+            "job {job}: checkpoint index {next} lies outside [{lo}, {hi}]"
+        ));
+    }
+    Ok(())
+}
+
+/// Walks the job's own positions in index order from `start`. Returns the index it stopped
+/// at, or `None` when the range is done.
+fn scan_range(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Result<Option<u64>> {
+    let phase = w.job.phase;
+    let last = w.job.last;
+    if phase == Phase::Fill {
+        for i in start..last {
+            if i.is_multiple_of(PAGE_POSITIONS) && i > start && page_boundary(site, w, clock, i)? {
+                return Ok(Some(i));
+            }
+            w.fill(i)?;
+        }
+        return Ok(None);
+    }
+    let ix = SliceIndex::new(w.job.slice);
+    let mut e = ix.enumerate_from(start);
+    while e.valid() && e.index() < last {
+        let i = e.index();
+        if i.is_multiple_of(PAGE_POSITIONS) && i > start && page_boundary(site, w, clock, i)? {
+            return Ok(Some(i));
+        }
+        let pos = e.position();
+        match phase {
+            Phase::Cap => w.cap(i, &pos)?,
+            Phase::Lookup => w.lookup(i, &pos)?,
+            _ => w.noio(i, &pos)?,
+        }
+        e.advance();
+    }
+    Ok(None)
+}
+
+/// At the start of page `i / PAGE_POSITIONS` of a scan: the previous page is done (the
+/// sequential hint), and maybe checkpoint or stop. Returns true to stop.
+fn page_boundary(site: &Site, w: &mut Work, clock: &mut Clock, i: u64) -> Result<bool> {
+    w.own.done_with_page(i / PAGE_POSITIONS - 1);
+    if let Some(m) = &mut w.mirror {
+        m.done_with_page(i / PAGE_POSITIONS - 1);
+    }
+    match clock.tick(w.own.wants_flush()) {
+        Tick::Go => Ok(false),
+        Tick::Checkpoint => w.checkpoint(site, i, false).map(|_| false),
+        Tick::Stop => w.checkpoint(site, i, false).map(|_| true),
+    }
+}
+
+/// The mirror's indices a `winmove` (all) or `que` (the queue) job walks.
+enum Items {
+    All(u64),
+    List(Vec<u64>),
+}
+
+impl Items {
+    fn len(&self) -> u64 {
+        match self {
+            Items::All(n) => *n,
+            Items::List(v) => v.len() as u64,
+        }
+    }
+
+    fn get(&self, k: u64) -> u64 {
+        match self {
+            Items::All(_) => k,
+            Items::List(v) => v[k as usize],
+        }
+    }
+}
+
+/// Walks the mirror's indices from item `start`. Returns the item it stopped at, or `None`
+/// when done.
+fn scan_items(
+    site: &Site,
+    w: &mut Work,
+    clock: &mut Clock,
+    items: &Items,
+    start: u64,
+) -> Result<Option<u64>> {
+    let mut preds = Vec::with_capacity(64);
+    for k in start..items.len() {
+        let child = items.get(k);
+        if k > start && (k % 1024 == 0 || w.own.wants_flush()) {
+            match clock.tick(w.own.wants_flush()) {
+                Tick::Go => {}
+                Tick::Checkpoint => w.checkpoint(site, k, false)?,
+                Tick::Stop => {
+                    w.checkpoint(site, k, false)?;
+                    return Ok(Some(k));
+                }
+            }
+        }
+        match w.job.phase {
+            Phase::WinMove => w.winmove(child, &mut preds)?,
+            _ => w.que(child, &mut preds)?,
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,125 @@
+//! The position queue (1994 paper section 3.2, `NQueue`/`DoQueue`): every job of a `noio`
+//! pass or `que` round appends the indices it resolved to its own file; the next round's jobs
+//! on the mirror read them all and re-evaluate their predecessors.
+//!
+//! Entries are little-endian `u64` indices. They reach the disk (and are synced) before the
+//! pages holding the values they name, so a resolution on disk always has its queue entry on
+//! disk; a job resumed after a crash may append an entry twice, which only costs a repeated
+//! evaluation.
+
+use super::Site;
+use crate::slice::Slice;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// Appends resolved indices to one job's queue file.
+pub struct QueueWriter {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    entries: u64,
+}
+
+impl QueueWriter {
+    /// Opens (creating) the file for appending; a torn last entry from a crash is cut off.
+    pub fn open(path: &Path) -> io::Result<QueueWriter> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| with_path(dir, e))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| with_path(path, e))?;
+        let len = file.metadata()?.len();
+        if len % 8 != 0 {
+            file.set_len(len - len % 8)
+                .map_err(|e| with_path(path, e))?;
+        }
+        Ok(QueueWriter {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(1 << 16),
+            entries: len / 8,
+        })
+    }
+
+    #[inline]
+    pub fn push(&mut self, index: u64) {
+        self.buf.extend_from_slice(&index.to_le_bytes());
+        self.entries += 1;
+    }
+
+    /// Entries written so far, including earlier runs of the job.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Writes buffered entries and syncs them.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.file
+                .write_all(&self.buf)
+                .map_err(|e| with_path(&self.path, e))?;
+            self.buf.clear();
+        }
+        self.file.sync_data().map_err(|e| with_path(&self.path, e))
+    }
+}
+
+/// Every index queued on `slice` in `round`, sorted and without repeats (sorted order also
+/// gives the next round locality in the page cache).
+pub fn read_round(site: &Site, slice: &Slice, round: u32) -> io::Result<Vec<u64>> {
+    let dir = site.queue_dir(slice);
+    let prefix = format!("r{round}-");
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(with_path(&dir, e)),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(&prefix) && name.ends_with(".pq")) {
+            continue;
+        }
+        let path = entry.path();
+        let bytes = std::fs::read(&path).map_err(|e| with_path(&path, e))?;
+        out.extend(
+            bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        );
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Removes the queue files of `slice` for rounds before `keep_from`.
+pub fn remove_rounds_before(site: &Site, slice: &Slice, keep_from: u32) -> io::Result<()> {
+    let dir = site.queue_dir(slice);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let round = name
+            .to_string_lossy()
+            .strip_prefix('r')
+            .and_then(|r| r.split('-').next())
+            .and_then(|r| r.parse::<u32>().ok());
+        if round.is_some_and(|r| r < keep_from) {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}

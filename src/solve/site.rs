@@ -1,0 +1,69 @@
+//! The layout of a site directory (the shared filesystem all machines see):
+//!
+//! ```text
+//! work/<slice>.nwk                    work file of a slice being solved
+//! work/queue/<slice>/r<R>-<first>.pq  positions a job of round R resolved (the position queue)
+//! work/ckpt/<job>.ckpt                checkpoint of a job: next index, queue length, statistics
+//! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
+//! ```
+//!
+//! A slice moves from `work/` to `solved/` by one rename once both it and its mirror are
+//! filled, so readers of `solved/` never see a slice in progress.
+
+use super::Job;
+use crate::slice::Slice;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug)]
+pub struct Site {
+    root: PathBuf,
+}
+
+impl Site {
+    pub fn new(root: impl Into<PathBuf>) -> Site {
+        Site { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Creates the directories of the layout.
+    pub fn create_dirs(&self) -> std::io::Result<()> {
+        for d in ["work/queue", "work/ckpt", "solved"] {
+            std::fs::create_dir_all(self.root.join(d))?;
+        }
+        Ok(())
+    }
+
+    pub fn work_file(&self, s: &Slice) -> PathBuf {
+        self.root.join("work").join(format!("{s}.nwk"))
+    }
+
+    pub fn solved_file(&self, s: &Slice) -> PathBuf {
+        self.root.join("solved").join(format!("{s}.nwk"))
+    }
+
+    pub fn solved_dir(&self) -> PathBuf {
+        self.root.join("solved")
+    }
+
+    pub fn queue_dir(&self, s: &Slice) -> PathBuf {
+        self.root.join("work/queue").join(s.to_string())
+    }
+
+    /// The position queue a job of `round` on `s` starting at `first` writes.
+    pub fn queue_file(&self, s: &Slice, round: u32, first: u64) -> PathBuf {
+        self.queue_dir(s).join(format!("r{round}-{first}.pq"))
+    }
+
+    pub fn checkpoint_file(&self, job: &Job) -> PathBuf {
+        self.root
+            .join("work/ckpt")
+            .join(format!("{}.ckpt", job.file_stem()))
+    }
+
+    pub fn is_solved(&self, s: &Slice) -> bool {
+        self.solved_file(s).exists()
+    }
+}

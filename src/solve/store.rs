@@ -1,0 +1,294 @@
+//! The page store (1994 paper section 3.1, DESIGN.md section 6): one work file per slice,
+//! 2 bits per position, read and written in 8 KiB pages of 32,768 positions with
+//! `pread`/`pwrite` through a small least-recently-used page cache.
+//!
+//! A work file starts with one header page (magic, slice name, position count) so a file of
+//! the wrong slice, a truncated file or a stray file is refused with a clear error; the values
+//! follow, page `p` at byte `8192 * (p + 1)`.
+//!
+//! Dirty pages are written only by [`PageCache::flush`], never by eviction: the file on disk
+//! then holds exactly the state of the last checkpoint, which is what makes a resumed job
+//! redo everything after it (and re-queue what it resolves) instead of trusting half-written
+//! pages.
+
+use super::Value;
+use crate::slice::Slice;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Positions per page.
+pub const PAGE_POSITIONS: u64 = 32_768;
+/// Bytes per page (and of the header).
+pub const PAGE_BYTES: usize = 8192;
+const MAGIC: &[u8; 8] = b"NOWDBWK1";
+const NO_SLOT: u32 = u32::MAX;
+
+/// Number of pages holding `count` positions.
+pub fn pages_for(count: u64) -> u64 {
+    count.div_ceil(PAGE_POSITIONS)
+}
+
+/// Exact length of the work file of a slice of `count` positions.
+pub fn file_len(count: u64) -> u64 {
+    (pages_for(count) + 1) * PAGE_BYTES as u64
+}
+
+fn header(slice: &Slice, count: u64) -> Vec<u8> {
+    let mut h = vec![0u8; PAGE_BYTES];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..16].copy_from_slice(&count.to_le_bytes());
+    let name = slice.to_string();
+    h[16..16 + name.len()].copy_from_slice(name.as_bytes());
+    h
+}
+
+fn invalid(path: &Path, what: String) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{}: {what}", path.display()),
+    )
+}
+
+/// Creates (or replaces) the work file of `slice` with every value UNKNOWN, atomically: a
+/// temporary file is written, synced and renamed over `path`.
+pub fn create(path: &Path, slice: &Slice, count: u64) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let f = File::create(&tmp)?;
+    f.write_all_at(&header(slice, count), 0)?;
+    f.set_len(file_len(count))?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    sync_dir(path)
+}
+
+/// Makes a rename or creation in the file's directory durable.
+pub fn sync_dir(path: &Path) -> io::Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => File::open(dir)?.sync_all(),
+        _ => Ok(()),
+    }
+}
+
+/// Opens a work file and checks its header and length against the slice.
+fn open_checked(path: &Path, slice: &Slice, count: u64, write: bool) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let len = file.metadata()?.len();
+    let mut h = vec![0u8; PAGE_BYTES];
+    if len < PAGE_BYTES as u64 {
+        return Err(invalid(path, format!("truncated work file ({len} bytes)")));
+    }
+    file.read_exact_at(&mut h, 0)?;
+    if h != header(slice, count) {
+        return Err(invalid(
+            path,
+            format!("not the work file of slice {slice} ({count} positions): bad header"),
+        ));
+    }
+    if len != file_len(count) {
+        return Err(invalid(
+            path,
+            format!(
+                "work file of {slice} is {len} bytes, expected {} (truncated or corrupt)",
+                file_len(count)
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+struct Slot {
+    page: u64,
+    stamp: u64,
+    dirty: bool,
+    data: Box<[u8]>,
+}
+
+/// A page cache over one work file. Reads may touch any page; writes are confined to the
+/// `writable` range of positions (the job's own range), which is checked on every write.
+pub struct PageCache {
+    file: File,
+    path: PathBuf,
+    count: u64,
+    table: Vec<u32>,
+    slots: Vec<Slot>,
+    capacity: usize,
+    clock: u64,
+    writable: std::ops::Range<u64>,
+    dirty: usize,
+    /// Pages read from disk (misses), for statistics.
+    pub reads: u64,
+}
+
+impl PageCache {
+    /// Opens `path` for reading only.
+    pub fn open_read(path: &Path, slice: &Slice, count: u64, buffers: usize) -> io::Result<Self> {
+        let file = open_checked(path, slice, count, false)?;
+        Ok(Self::new(file, path, count, buffers, 0..0))
+    }
+
+    /// Opens `path` for reading everything and writing positions in `writable`.
+    pub fn open_write(
+        path: &Path,
+        slice: &Slice,
+        count: u64,
+        buffers: usize,
+        writable: std::ops::Range<u64>,
+    ) -> io::Result<Self> {
+        let file = open_checked(path, slice, count, true)?;
+        Ok(Self::new(file, path, count, buffers, writable))
+    }
+
+    fn new(
+        file: File,
+        path: &Path,
+        count: u64,
+        buffers: usize,
+        writable: std::ops::Range<u64>,
+    ) -> Self {
+        PageCache {
+            file,
+            path: path.to_path_buf(),
+            count,
+            table: vec![NO_SLOT; pages_for(count) as usize],
+            slots: Vec::new(),
+            capacity: buffers.max(4),
+            clock: 0,
+            writable,
+            dirty: 0,
+            reads: 0,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Number of dirty pages waiting for the next flush.
+    pub fn dirty_pages(&self) -> usize {
+        self.dirty
+    }
+
+    /// Whether the dirty pages fill most of the cache: the caller should checkpoint soon,
+    /// since dirty pages are never evicted.
+    pub fn wants_flush(&self) -> bool {
+        self.dirty + 16 >= self.capacity
+    }
+
+    #[inline]
+    fn slot_of(&mut self, page: u64) -> io::Result<usize> {
+        let s = self.table[page as usize];
+        self.clock += 1;
+        if s != NO_SLOT {
+            self.slots[s as usize].stamp = self.clock;
+            return Ok(s as usize);
+        }
+        self.load(page)
+    }
+
+    #[cold]
+    fn load(&mut self, page: u64) -> io::Result<usize> {
+        let slot = if self.slots.len() < self.capacity || self.dirty == self.slots.len() {
+            // Grow while below capacity, or beyond it when every page is dirty (rare: the
+            // caller checkpoints when `wants_flush`).
+            self.slots.push(Slot {
+                page,
+                stamp: 0,
+                dirty: false,
+                data: vec![0u8; PAGE_BYTES].into_boxed_slice(),
+            });
+            self.slots.len() - 1
+        } else {
+            let victim = (0..self.slots.len())
+                .filter(|&i| !self.slots[i].dirty)
+                .min_by_key(|&i| self.slots[i].stamp)
+                .expect("a clean page exists");
+            self.table[self.slots[victim].page as usize] = NO_SLOT;
+            victim
+        };
+        let offset = (page + 1) * PAGE_BYTES as u64;
+        let s = &mut self.slots[slot];
+        self.file
+            .read_exact_at(&mut s.data, offset)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        s.page = page;
+        s.stamp = self.clock;
+        s.dirty = false;
+        self.table[page as usize] = slot as u32;
+        self.reads += 1;
+        Ok(slot)
+    }
+
+    /// The value of position `index`.
+    #[inline]
+    pub fn get(&mut self, index: u64) -> io::Result<Value> {
+        debug_assert!(index < self.count);
+        let slot = self.slot_of(index / PAGE_POSITIONS)?;
+        let off = index % PAGE_POSITIONS;
+        let byte = self.slots[slot].data[(off / 4) as usize];
+        Ok(Value::from_bits(byte >> (2 * (off % 4))))
+    }
+
+    /// Sets the value of position `index`, which must lie in the writable range.
+    #[inline]
+    pub fn set(&mut self, index: u64, value: Value) -> io::Result<()> {
+        assert!(
+            self.writable.contains(&index),
+            "write to position {index} outside the job's range {:?} of {}",
+            self.writable,
+            self.path.display()
+        );
+        let slot = self.slot_of(index / PAGE_POSITIONS)?;
+        let off = index % PAGE_POSITIONS;
+        let s = &mut self.slots[slot];
+        let b = &mut s.data[(off / 4) as usize];
+        let shift = 2 * (off % 4);
+        *b = (*b & !(3 << shift)) | ((value as u8) << shift);
+        if !s.dirty {
+            s.dirty = true;
+            self.dirty += 1;
+        }
+        Ok(())
+    }
+
+    /// The paper's sequential hint: a scan in index order has left `page`, so it becomes the
+    /// first page to evict.
+    pub fn done_with_page(&mut self, page: u64) {
+        if let Some(&s) = self.table.get(page as usize)
+            && s != NO_SLOT
+        {
+            self.slots[s as usize].stamp = 0;
+        }
+    }
+
+    /// Writes every dirty page and `fsync`s the file. On error nothing is marked clean, so a
+    /// later flush retries, and the caller must not advance its checkpoint.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.dirty == 0 {
+            return Ok(());
+        }
+        for s in self.slots.iter().filter(|s| s.dirty) {
+            let offset = (s.page + 1) * PAGE_BYTES as u64;
+            self.file
+                .write_all_at(&s.data, offset)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        for s in self.slots.iter_mut() {
+            s.dirty = false;
+        }
+        self.dirty = 0;
+        Ok(())
+    }
+}
