@@ -138,9 +138,10 @@ pub fn build_local_command(
 pub fn run_options(buffers: usize, checkpoint_secs: u64, deadline_secs: Option<u64>) -> RunOptions {
     RunOptions {
         buffers,
-        solved_buffers: buffers.min(1024),
+        solved: None,
         checkpoint_every: Duration::from_secs(checkpoint_secs),
         deadline: deadline_secs.map(|s| Instant::now() + Duration::from_secs(s)),
         stop: Some(&STOP),
+        durable: true,
     }
 }

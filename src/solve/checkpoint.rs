@@ -3,7 +3,6 @@
 //! on disk. A record with `complete 1` marks a finished job, so running it again is a no-op.
 
 use super::phases::PhaseStats;
-use super::store::sync_dir;
 use super::{Job, Result, Site};
 use crate::solve_err;
 use std::io::Write;
@@ -64,15 +63,19 @@ pub fn load(site: &Site, job: &Job) -> Result<Option<Checkpoint>> {
 }
 
 /// Records `c` durably.
-pub fn save(site: &Site, job: &Job, c: &Checkpoint) -> Result<()> {
+pub fn save(site: &Site, job: &Job, c: &Checkpoint, durable: bool) -> Result<()> {
     let path = site.checkpoint_file(job);
     let tmp = path.with_extension("tmp");
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(c.to_text().as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
-        sync_dir(&path)
+        if durable {
+            f.sync_all()?;
+        }
+        // No directory sync: if a crash loses the rename, the older record stands, and
+        // resuming from an older checkpoint is always safe (values only move towards
+        // certainty, and queue entries reach the disk before the pages).
+        std::fs::rename(&tmp, &path)
     };
     write().map_err(|e| solve_err!("{}: checkpoint not written: {e}", path.display()))
 }

@@ -10,6 +10,7 @@
 
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::posqueue;
+use super::solved::SolvedStore;
 use super::store::{self, PAGE_POSITIONS};
 use super::verify::verify_range;
 use super::{Job, Phase, Result, Site, SolveError};
@@ -18,6 +19,7 @@ use crate::slice::{SlicePair, plan};
 use crate::solve_err;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,9 @@ pub struct BuildOptions {
     pub que_ratio: u64,
     /// Seconds between progress lines.
     pub progress_every: Duration,
+    /// Slice pairs with fewer positions run without `fsync` at checkpoints (they are synced
+    /// once when published) and are redone from scratch when a build resumes.
+    pub small_pair: u64,
 }
 
 impl Default for BuildOptions {
@@ -48,6 +53,7 @@ impl Default for BuildOptions {
             verify: false,
             que_ratio: 16,
             progress_every: Duration::from_secs(2),
+            small_pair: 1 << 21,
         }
     }
 }
@@ -91,7 +97,8 @@ struct PairState {
 }
 
 enum Task {
-    Phase(Job),
+    /// A phase job, and whether it runs durably.
+    Phase(Job, bool),
     Verify(Slice, u64, u64),
 }
 
@@ -111,6 +118,7 @@ struct Shared {
 struct Builder<'a> {
     site: &'a Site,
     opts: &'a BuildOptions,
+    solved: Arc<SolvedStore>,
 }
 
 impl Builder<'_> {
@@ -131,6 +139,10 @@ impl Builder<'_> {
     /// Queues the jobs of `stage` for pair `p` (or moves on when a stage has none).
     fn enter(&self, sh: &mut Shared, p: usize, stage: Stage) -> Result<()> {
         let slices = sh.pairs[p].slices.clone();
+        let durable = !self.is_small(&slices);
+        if stage == Stage::Cap && !durable {
+            self.discard_work(&slices)?;
+        }
         sh.pairs[p].stage = stage;
         sh.pairs[p].stage_stats = vec![PhaseStats::default(); slices.len()];
         let mut jobs = Vec::new();
@@ -175,7 +187,7 @@ impl Builder<'_> {
             return self.advance(sh, p);
         }
         for j in jobs {
-            self.push(sh, p, Task::Phase(j));
+            self.push(sh, p, Task::Phase(j, durable));
         }
         Ok(())
     }
@@ -184,8 +196,19 @@ impl Builder<'_> {
     fn advance(&self, sh: &mut Shared, p: usize) -> Result<()> {
         let st = &sh.pairs[p];
         let two = st.slices.len() == 2;
-        let changed: u64 = st.stage_stats.iter().map(|s| s.win + s.loss).sum();
         let looked: u64 = st.stage_stats.iter().map(|s| s.looked).sum();
+        // Whether a round resolved anything is read from its queue files, never from job
+        // statistics: a job resumed after its pages reached the disk counts fewer.
+        let changed = match st.stage {
+            Stage::NoIo(r) | Stage::Que(r) => {
+                let mut n = 0;
+                for s in &st.slices {
+                    n += posqueue::round_entries(self.site, s, r)?;
+                }
+                n
+            }
+            _ => 0,
+        };
         let next = match st.stage {
             Stage::Waiting => Stage::Cap,
             Stage::Cap => Stage::WinMove,
@@ -219,10 +242,33 @@ impl Builder<'_> {
         self.enter(sh, p, next)
     }
 
+    fn is_small(&self, slices: &[Slice]) -> bool {
+        slices.iter().map(|s| s.count()).sum::<u64>() < self.opts.small_pair
+    }
+
+    /// Removes whatever an interrupted build left of a small pair (its files were not
+    /// synced, so they cannot be trusted after a crash).
+    fn discard_work(&self, slices: &[Slice]) -> Result<()> {
+        for s in slices {
+            match std::fs::remove_file(self.site.work_file(s)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+            let _ = std::fs::remove_dir_all(self.site.queue_dir(s));
+        }
+        self.remove_checkpoints(slices)
+    }
+
     /// Moves both slices to `solved/` and starts the pairs that waited for them.
     fn publish(&self, sh: &mut Shared, p: usize) -> Result<()> {
+        let small = self.is_small(&sh.pairs[p].slices);
         for s in &sh.pairs[p].slices {
             let (from, to) = (self.site.work_file(s), self.site.solved_file(s));
+            if small {
+                std::fs::File::open(&from)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| solve_err!("{}: {e}", from.display()))?;
+            }
             std::fs::rename(&from, &to)
                 .map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
             store::sync_dir(&to)?;
@@ -283,15 +329,19 @@ impl Builder<'_> {
             drop(sh);
             let t0 = Instant::now();
             let result = match &task {
-                Task::Phase(job) => run_job(self.site, job, &self.opts.run),
-                Task::Verify(s, a, b) => {
-                    verify_range(self.site, s, *a, *b, self.opts.run.solved_buffers).map(|n| {
-                        Outcome::Done(PhaseStats {
-                            looked: n,
-                            ..Default::default()
-                        })
-                    })
+                Task::Phase(job, durable) => {
+                    let run = RunOptions {
+                        durable: *durable,
+                        ..self.opts.run.clone()
+                    };
+                    run_job(self.site, job, &run)
                 }
+                Task::Verify(s, a, b) => verify_range(s, *a, *b, &self.solved).map(|n| {
+                    Outcome::Done(PhaseStats {
+                        looked: n,
+                        ..Default::default()
+                    })
+                }),
             };
             let took = t0.elapsed();
             sh = shared.lock().expect("lock");
@@ -299,13 +349,13 @@ impl Builder<'_> {
             match (result, &task) {
                 (Err(e), _) => {
                     let what = match &task {
-                        Task::Phase(j) => format!("job {j}"),
+                        Task::Phase(j, _) => format!("job {j}"),
                         Task::Verify(s, a, b) => format!("verify {s} {a} {b}"),
                     };
                     sh.error = Some(solve_err!("{what} failed: {e}"));
                 }
                 (Ok(Outcome::Stopped { .. }), _) => sh.stopped = true,
-                (Ok(Outcome::Done(stats)), Task::Phase(job)) => {
+                (Ok(Outcome::Done(stats)), Task::Phase(job, _)) => {
                     self.finish(&mut sh, p, job.phase.to_string(), took, stats);
                     let k = sh.pairs[p]
                         .slices
@@ -399,7 +449,18 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         done_positions: done,
         total_positions: total,
     };
-    let b = Builder { site, opts };
+    let solved = opts
+        .run
+        .solved
+        .clone()
+        .unwrap_or_else(|| SolvedStore::new(site, 1 << 30));
+    let mut run = opts.run.clone();
+    run.solved = Some(solved.clone());
+    let opts = &BuildOptions {
+        run,
+        ..opts.clone()
+    };
+    let b = Builder { site, opts, solved };
     writeln!(
         log,
         "build 2..{} pieces in {}: {} slices ({} already solved), {} positions, {} runners",

@@ -7,7 +7,7 @@
 
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
-use super::solved::{SolvedValues, SolvedWorkFiles};
+use super::solved::{SolvedStore, SolvedValues, SolvedWorkFiles};
 use super::store::{self, PAGE_POSITIONS, PageCache};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
@@ -54,23 +54,28 @@ impl PhaseStats {
 pub struct RunOptions {
     /// Page buffers for each work file the job opens.
     pub buffers: usize,
-    /// Page buffers for each finished slice `cap` and `lookup` read.
-    pub solved_buffers: usize,
+    /// Finished slices, shared by the jobs of a process; `None`: the job loads its own.
+    pub solved: Option<std::sync::Arc<SolvedStore>>,
     pub checkpoint_every: Duration,
     /// Checkpoint and stop at this time.
     pub deadline: Option<Instant>,
     /// Checkpoint and stop when set (by SIGTERM).
     pub stop: Option<&'static AtomicBool>,
+    /// `fsync` queue entries, pages and records at each checkpoint, so that the work survives
+    /// a machine crash. Without it a crash may leave the files inconsistent: the local build
+    /// uses that only for small slice pairs, which it redoes from scratch after a restart.
+    pub durable: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             buffers: 2048,
-            solved_buffers: 1024,
+            solved: None,
             checkpoint_every: Duration::from_secs(60),
             deadline: None,
             stop: None,
+            durable: true,
         }
     }
 }
@@ -89,18 +94,19 @@ pub enum Outcome {
 /// Creates the work file of `slice` unless it exists. Safe against a racing creator: the
 /// file is prepared under a private name and linked into place, which fails if another
 /// process got there first.
-pub fn ensure_work_file(site: &Site, slice: &Slice) -> Result<()> {
+pub fn ensure_work_file(site: &Site, slice: &Slice, durable: bool) -> Result<()> {
     let path = site.work_file(slice);
     if path.exists() {
         return Ok(());
     }
     site.create_dirs()?;
     let tmp = path.with_extension(format!("new{}", std::process::id()));
-    store::create(&tmp, slice, slice.count())?;
+    store::create(&tmp, slice, slice.count(), durable)?;
     let linked = std::fs::hard_link(&tmp, &path);
     std::fs::remove_file(&tmp)?;
     match linked {
-        Ok(()) => Ok(store::sync_dir(&path)?),
+        Ok(()) if durable => Ok(store::sync_dir(&path)?),
+        Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(solve_err!("{}: {e}", path.display())),
     }
@@ -118,6 +124,7 @@ struct Work {
     queue: Option<QueueWriter>,
     moves: MoveList,
     stats: PhaseStats,
+    durable: bool,
 }
 
 impl Work {
@@ -150,10 +157,13 @@ impl Work {
         } else {
             None
         };
-        let solved = job
-            .phase
-            .reads_solved()
-            .then(|| SolvedWorkFiles::new(site, opts.solved_buffers));
+        let solved = job.phase.reads_solved().then(|| {
+            SolvedWorkFiles::new(
+                opts.solved
+                    .clone()
+                    .unwrap_or_else(|| SolvedStore::new(site, 1 << 30)),
+            )
+        });
         let queue = if job.phase.has_round() {
             Some(QueueWriter::open(
                 &site.queue_file(&s, job.round, job.first),
@@ -171,6 +181,7 @@ impl Work {
             queue,
             moves: MoveList::new(),
             stats: PhaseStats::default(),
+            durable: opts.durable,
         })
     }
 
@@ -287,16 +298,34 @@ impl Work {
         Ok(())
     }
 
-    fn fill(&mut self, index: u64) -> Result<()> {
-        self.stats.looked += 1;
-        let v = match self.own.get(index)? {
-            Value::Unknown => {
-                self.own.set(index, Value::Draw)?;
-                Value::Draw
-            }
-            v => v,
-        };
-        self.stats.count(v);
+    /// Fills page `page` (restricted to `[from, last)`): unknown and "at least a draw" become
+    /// draws; counts the final values. Works a byte (4 positions) at a time.
+    fn fill_page(&mut self, page: u64, from: u64) -> Result<()> {
+        let end = ((page + 1) * PAGE_POSITIONS).min(self.job.last);
+        let bytes = self.own.page_mut(page)?;
+        let lo = (from % PAGE_POSITIONS) as usize;
+        let hi = (end - page * PAGE_POSITIONS) as usize;
+        for (k, b) in bytes
+            .iter_mut()
+            .enumerate()
+            .take(hi.div_ceil(4))
+            .skip(lo / 4)
+        {
+            // Positions of this byte that lie inside [lo, hi).
+            let first = (k * 4).max(lo) - k * 4;
+            let last = (k * 4 + 4).min(hi) - k * 4;
+            let keep = (((1u16 << (2 * last)) - 1) & !((1u16 << (2 * first)) - 1)) as u8;
+            let low = *b & 0x55;
+            let high = (*b >> 1) & 0x55;
+            let unknown = !(low | high) & 0x55 & keep;
+            *b |= unknown | (unknown << 1);
+            let low = *b & 0x55 & keep;
+            let high = (*b >> 1) & 0x55 & keep;
+            self.stats.win += (low & !high).count_ones() as u64;
+            self.stats.loss += (high & !low).count_ones() as u64;
+            self.stats.draw += (low & high).count_ones() as u64;
+        }
+        self.stats.looked += (hi - lo) as u64;
         Ok(())
     }
 
@@ -351,10 +380,11 @@ impl Work {
 
     /// Makes everything up to `next` durable: queue entries, then pages, then the record.
     fn checkpoint(&mut self, site: &Site, next: u64, complete: bool) -> Result<()> {
+        let durable = self.durable;
         if let Some(q) = &mut self.queue {
-            q.flush()?;
+            q.flush(durable)?;
         }
-        self.own.flush()?;
+        self.own.flush(durable)?;
         checkpoint::save(
             site,
             &self.job,
@@ -363,6 +393,7 @@ impl Work {
                 complete,
                 stats: self.stats,
             },
+            durable,
         )
     }
 }
@@ -409,7 +440,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         return Ok(Outcome::Done(c.stats));
     }
     if job.phase == Phase::Cap {
-        ensure_work_file(site, &job.slice)?;
+        ensure_work_file(site, &job.slice, opts.durable)?;
     }
     let mut w = Work::open(site, job, opts)?;
     let mut clock = Clock {
@@ -467,11 +498,13 @@ fn scan_range(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Resul
     let phase = w.job.phase;
     let last = w.job.last;
     if phase == Phase::Fill {
-        for i in start..last {
-            if i.is_multiple_of(PAGE_POSITIONS) && i > start && page_boundary(site, w, clock, i)? {
+        let mut i = start;
+        while i < last {
+            if i > start && page_boundary(site, w, clock, i)? {
                 return Ok(Some(i));
             }
-            w.fill(i)?;
+            w.fill_page(i / PAGE_POSITIONS, i)?;
+            i = (i / PAGE_POSITIONS + 1) * PAGE_POSITIONS;
         }
         return Ok(None);
     }

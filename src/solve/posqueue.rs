@@ -60,15 +60,20 @@ impl QueueWriter {
         self.entries
     }
 
-    /// Writes buffered entries and syncs them.
-    pub fn flush(&mut self) -> io::Result<()> {
+    /// Writes buffered entries and, when `durable`, syncs them.
+    pub fn flush(&mut self, durable: bool) -> io::Result<()> {
         if !self.buf.is_empty() {
             self.file
                 .write_all(&self.buf)
                 .map_err(|e| with_path(&self.path, e))?;
             self.buf.clear();
         }
-        self.file.sync_data().map_err(|e| with_path(&self.path, e))
+        if durable {
+            self.file
+                .sync_data()
+                .map_err(|e| with_path(&self.path, e))?;
+        }
+        Ok(())
     }
 }
 
@@ -101,6 +106,27 @@ pub fn read_round(site: &Site, slice: &Slice, round: u32) -> io::Result<Vec<u64>
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// Number of entries (repeats included) queued on `slice` in `round`: zero means the round
+/// resolved nothing. Read from the files, which never undercount (unlike the statistics of a
+/// job resumed after its pages reached the disk).
+pub fn round_entries(site: &Site, slice: &Slice, round: u32) -> io::Result<u64> {
+    let dir = site.queue_dir(slice);
+    let prefix = format!("r{round}-");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(0);
+    };
+    let mut n = 0;
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(&prefix) && name.ends_with(".pq") {
+            n += entry.metadata()?.len() / 8;
+        }
+    }
+    Ok(n)
 }
 
 /// Removes the queue files of `slice` for rounds before `keep_from`.

@@ -1,19 +1,21 @@
 //! Reading finished slices, for `cap` and `lookup` (the only phases that need them, paper
 //! Table 4).
 //!
-//! Decision: they are read from the finished slices' work files (`solved/<slice>.nwk`), through
-//! the same page cache as the slice being solved. The files are exact, need no decoding and
-//! are at most 2 bits a position (a 6-piece slice is at most 8.4 MB), so this is the fastest
-//! source while building; the compressed database (issue 4) can implement [`SolvedValues`]
+//! Decision: they are read from the finished slices' work files (`solved/<slice>.nwk`), each
+//! held whole in memory once loaded and shared by all the jobs of a process ([`SolvedStore`],
+//! with a byte budget). The files are exact, need no decoding and take 2 bits a position (a
+//! 6-piece slice is at most 8.4 MB), so this is the fastest source while building; the compressed database (issue 4) can implement [`SolvedValues`]
 //! and be swapped in without touching the phases.
 
-use super::store::PageCache;
+use super::store;
 use super::{Result, Site, Value};
 use crate::index::SliceIndex;
 use crate::solve_err;
 use crate::{Position, Slice};
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex};
 
 /// Values of positions in finished slices.
 pub trait SolvedValues {
@@ -57,32 +59,16 @@ pub fn slice_key(s: &Slice) -> u64 {
         | r(s.rw) << 40
 }
 
-struct Opened {
+/// One finished slice, held whole in memory (at most 8.4 MB for 6 pieces).
+pub struct SolvedSlice {
     index: SliceIndex,
-    cache: PageCache,
+    data: Vec<u8>,
 }
 
-/// Finished slices read from their work files under `solved/`, opened on first use.
-pub struct SolvedWorkFiles {
-    site: Site,
-    buffers_per_slice: usize,
-    opened: Vec<Opened>,
-    by_key: KeyMap<usize>,
-}
-
-impl SolvedWorkFiles {
-    pub fn new(site: &Site, buffers_per_slice: usize) -> SolvedWorkFiles {
-        SolvedWorkFiles {
-            site: site.clone(),
-            buffers_per_slice,
-            opened: Vec::new(),
-            by_key: KeyMap::default(),
-        }
-    }
-
-    #[cold]
-    fn open(&mut self, slice: Slice) -> Result<usize> {
-        let path = self.site.solved_file(&slice);
+impl SolvedSlice {
+    /// Reads `solved/<slice>.nwk`, checking its header and length.
+    pub fn load(site: &Site, slice: Slice) -> Result<SolvedSlice> {
+        let path = site.solved_file(&slice);
         if !path.exists() {
             return Err(solve_err!(
                 "missing lower slice {slice}: {} does not exist (solve it first)",
@@ -90,15 +76,116 @@ impl SolvedWorkFiles {
             ));
         }
         let index = SliceIndex::new(slice);
-        let cache = PageCache::open_read(&path, &slice, index.count(), self.buffers_per_slice)?;
-        self.opened.push(Opened { index, cache });
-        self.by_key.insert(slice_key(&slice), self.opened.len() - 1);
-        Ok(self.opened.len() - 1)
+        let data = store::read_values(&path, &slice, index.count())?;
+        Ok(SolvedSlice { index, data })
     }
 
-    /// Pages read from disk so far.
-    pub fn page_reads(&self) -> u64 {
-        self.opened.iter().map(|o| o.cache.reads).sum()
+    #[inline]
+    pub fn get(&self, i: u64) -> Value {
+        Value::from_bits(self.data[(i / 4) as usize] >> (2 * (i % 4)))
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.data.len()
+    }
+}
+
+struct StoreInner {
+    slices: KeyMap<(Arc<SolvedSlice>, u64)>,
+    clock: u64,
+    bytes: usize,
+}
+
+/// Finished slices shared by every job of a process, loaded on first use; beyond the byte
+/// budget the least recently loaded-or-asked-for slice is dropped (jobs holding it keep it).
+pub struct SolvedStore {
+    site: Site,
+    budget: usize,
+    inner: Mutex<StoreInner>,
+}
+
+impl fmt::Debug for SolvedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "SolvedStore({}, {} bytes)",
+            self.site.root().display(),
+            self.budget
+        )
+    }
+}
+
+impl SolvedStore {
+    pub fn new(site: &Site, budget_bytes: usize) -> Arc<SolvedStore> {
+        Arc::new(SolvedStore {
+            site: site.clone(),
+            budget: budget_bytes,
+            inner: Mutex::new(StoreInner {
+                slices: KeyMap::default(),
+                clock: 0,
+                bytes: 0,
+            }),
+        })
+    }
+
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
+
+    /// The finished slice, loading it if needed.
+    pub fn get(&self, slice: Slice) -> Result<Arc<SolvedSlice>> {
+        let key = slice_key(&slice);
+        {
+            let mut g = self.inner.lock().expect("solved store lock");
+            g.clock += 1;
+            let now = g.clock;
+            if let Some((s, stamp)) = g.slices.get_mut(&key) {
+                *stamp = now;
+                return Ok(s.clone());
+            }
+        }
+        // Load outside the lock; two threads may both load a slice, which is harmless.
+        let loaded = Arc::new(SolvedSlice::load(&self.site, slice)?);
+        let mut g = self.inner.lock().expect("solved store lock");
+        g.clock += 1;
+        let now = g.clock;
+        if !g.slices.contains_key(&key) {
+            g.bytes += loaded.bytes();
+            g.slices.insert(key, (loaded.clone(), now));
+        }
+        while g.bytes > self.budget && g.slices.len() > 1 {
+            let (&old, _) = g
+                .slices
+                .iter()
+                .filter(|(k, _)| **k != key)
+                .min_by_key(|(_, (_, stamp))| *stamp)
+                .expect("another slice");
+            let (s, _) = g.slices.remove(&old).expect("present");
+            g.bytes -= s.bytes();
+        }
+        Ok(loaded)
+    }
+}
+
+/// A job's view of the finished slices: the shared store plus its own handles, so a lookup
+/// takes no lock.
+pub struct SolvedWorkFiles {
+    store: Arc<SolvedStore>,
+    mine: KeyMap<Arc<SolvedSlice>>,
+}
+
+impl SolvedWorkFiles {
+    pub fn new(store: Arc<SolvedStore>) -> SolvedWorkFiles {
+        SolvedWorkFiles {
+            store,
+            mine: KeyMap::default(),
+        }
+    }
+
+    #[cold]
+    fn open(&mut self, slice: Slice) -> Result<&SolvedSlice> {
+        let s = self.store.get(slice)?;
+        Ok(self.mine.entry(slice_key(&slice)).or_insert(s))
     }
 }
 
@@ -109,17 +196,16 @@ impl SolvedValues for SolvedWorkFiles {
             return Ok(Value::Loss);
         }
         let slice = Slice::of(pos);
-        let h = match self.by_key.get(&slice_key(&slice)) {
-            Some(&h) => h,
+        let s = match self.mine.get(&slice_key(&slice)) {
+            Some(s) => s,
             None => self.open(slice)?,
         };
-        let o = &mut self.opened[h];
-        let v = o.cache.get(o.index.index(pos))?;
+        let i = s.index.index(pos);
+        let v = s.get(i);
         if v == Value::Unknown {
             return Err(solve_err!(
-                "{}: finished slice {slice} holds an unknown value at index {}",
-                o.cache.path().display(),
-                o.index.index(pos)
+                "{}: finished slice {slice} holds an unknown value at index {i}",
+                self.store.site.solved_file(&slice).display()
             ));
         }
         Ok(v)

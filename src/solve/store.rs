@@ -52,15 +52,17 @@ fn invalid(path: &Path, what: String) -> io::Error {
 }
 
 /// Creates (or replaces) the work file of `slice` with every value UNKNOWN, atomically: a
-/// temporary file is written, synced and renamed over `path`.
-pub fn create(path: &Path, slice: &Slice, count: u64) -> io::Result<()> {
+/// temporary file is written, synced (when `durable`) and renamed over `path`.
+pub fn create(path: &Path, slice: &Slice, count: u64, durable: bool) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     let f = File::create(&tmp)?;
     f.write_all_at(&header(slice, count), 0)?;
     f.set_len(file_len(count))?;
-    f.sync_all()?;
+    if durable {
+        f.sync_all()?;
+    }
     std::fs::rename(&tmp, path)?;
-    sync_dir(path)
+    if durable { sync_dir(path) } else { Ok(()) }
 }
 
 /// Makes a rename or creation in the file's directory durable.
@@ -102,11 +104,19 @@ fn open_checked(path: &Path, slice: &Slice, count: u64, write: bool) -> io::Resu
     Ok(file)
 }
 
+/// Reads all values of a finished work file (checked like [`PageCache::open_read`]).
+pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<Vec<u8>> {
+    let file = open_checked(path, slice, count, false)?;
+    let mut data = vec![0u8; (file_len(count) - PAGE_BYTES as u64) as usize];
+    file.read_exact_at(&mut data, PAGE_BYTES as u64)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    Ok(data)
+}
+
 struct Slot {
     page: u64,
     stamp: u64,
     dirty: bool,
-    data: Box<[u8]>,
 }
 
 /// A page cache over one work file. Reads may touch any page; writes are confined to the
@@ -115,10 +125,15 @@ pub struct PageCache {
     file: File,
     path: PathBuf,
     count: u64,
+    /// Page number -> slot, or `NO_SLOT`.
     table: Vec<u32>,
     slots: Vec<Slot>,
+    /// The slots' page buffers, back to back.
+    pool: Vec<u8>,
     capacity: usize,
     clock: u64,
+    /// The page touched last: its stamp is current, so repeated touches skip the update.
+    last_page: u64,
     writable: std::ops::Range<u64>,
     dirty: usize,
     /// Pages read from disk (misses), for statistics.
@@ -157,8 +172,10 @@ impl PageCache {
             count,
             table: vec![NO_SLOT; pages_for(count) as usize],
             slots: Vec::new(),
+            pool: Vec::new(),
             capacity: buffers.max(4),
             clock: 0,
+            last_page: u64::MAX,
             writable,
             dirty: 0,
             reads: 0,
@@ -184,15 +201,19 @@ impl PageCache {
         self.dirty + 16 >= self.capacity
     }
 
+    /// The slot holding `page`, loading it on a miss; the byte offset of the page in the pool.
     #[inline]
-    fn slot_of(&mut self, page: u64) -> io::Result<usize> {
+    fn base_of(&mut self, page: u64) -> io::Result<usize> {
         let s = self.table[page as usize];
-        self.clock += 1;
         if s != NO_SLOT {
-            self.slots[s as usize].stamp = self.clock;
-            return Ok(s as usize);
+            if page != self.last_page {
+                self.clock += 1;
+                self.slots[s as usize].stamp = self.clock;
+                self.last_page = page;
+            }
+            return Ok(s as usize * PAGE_BYTES);
         }
-        self.load(page)
+        self.load(page).map(|s| s * PAGE_BYTES)
     }
 
     #[cold]
@@ -204,8 +225,8 @@ impl PageCache {
                 page,
                 stamp: 0,
                 dirty: false,
-                data: vec![0u8; PAGE_BYTES].into_boxed_slice(),
             });
+            self.pool.resize(self.pool.len() + PAGE_BYTES, 0);
             self.slots.len() - 1
         } else {
             let victim = (0..self.slots.len())
@@ -216,25 +237,52 @@ impl PageCache {
             victim
         };
         let offset = (page + 1) * PAGE_BYTES as u64;
-        let s = &mut self.slots[slot];
+        let buf = &mut self.pool[slot * PAGE_BYTES..(slot + 1) * PAGE_BYTES];
         self.file
-            .read_exact_at(&mut s.data, offset)
+            .read_exact_at(buf, offset)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        self.clock += 1;
+        let s = &mut self.slots[slot];
         s.page = page;
         s.stamp = self.clock;
         s.dirty = false;
         self.table[page as usize] = slot as u32;
+        self.last_page = page;
         self.reads += 1;
         Ok(slot)
+    }
+
+    fn mark_dirty(&mut self, base: usize) {
+        let s = &mut self.slots[base / PAGE_BYTES];
+        if !s.dirty {
+            s.dirty = true;
+            self.dirty += 1;
+        }
+    }
+
+    /// The bytes of `page` for writing (4 positions a byte, low bits first); the whole page
+    /// must lie in the writable range, up to the end of the slice.
+    pub fn page_mut(&mut self, page: u64) -> io::Result<&mut [u8]> {
+        let first = page * PAGE_POSITIONS;
+        let end = (first + PAGE_POSITIONS).min(self.count);
+        assert!(
+            self.writable.start <= first && end <= self.writable.end,
+            "page {page} outside the job's range {:?} of {}",
+            self.writable,
+            self.path.display()
+        );
+        let base = self.base_of(page)?;
+        self.mark_dirty(base);
+        Ok(&mut self.pool[base..base + PAGE_BYTES])
     }
 
     /// The value of position `index`.
     #[inline]
     pub fn get(&mut self, index: u64) -> io::Result<Value> {
         debug_assert!(index < self.count);
-        let slot = self.slot_of(index / PAGE_POSITIONS)?;
+        let base = self.base_of(index / PAGE_POSITIONS)?;
         let off = index % PAGE_POSITIONS;
-        let byte = self.slots[slot].data[(off / 4) as usize];
+        let byte = self.pool[base + (off / 4) as usize];
         Ok(Value::from_bits(byte >> (2 * (off % 4))))
     }
 
@@ -247,16 +295,12 @@ impl PageCache {
             self.writable,
             self.path.display()
         );
-        let slot = self.slot_of(index / PAGE_POSITIONS)?;
+        let base = self.base_of(index / PAGE_POSITIONS)?;
         let off = index % PAGE_POSITIONS;
-        let s = &mut self.slots[slot];
-        let b = &mut s.data[(off / 4) as usize];
+        let b = &mut self.pool[base + (off / 4) as usize];
         let shift = 2 * (off % 4);
         *b = (*b & !(3 << shift)) | ((value as u8) << shift);
-        if !s.dirty {
-            s.dirty = true;
-            self.dirty += 1;
-        }
+        self.mark_dirty(base);
         Ok(())
     }
 
@@ -267,24 +311,27 @@ impl PageCache {
             && s != NO_SLOT
         {
             self.slots[s as usize].stamp = 0;
+            self.last_page = u64::MAX;
         }
     }
 
-    /// Writes every dirty page and `fsync`s the file. On error nothing is marked clean, so a
-    /// later flush retries, and the caller must not advance its checkpoint.
-    pub fn flush(&mut self) -> io::Result<()> {
+    /// Writes every dirty page and, when `durable`, `fsync`s the file. On error nothing is
+    /// marked clean, so a later flush retries, and the caller must not advance its checkpoint.
+    pub fn flush(&mut self, durable: bool) -> io::Result<()> {
         if self.dirty == 0 {
             return Ok(());
         }
-        for s in self.slots.iter().filter(|s| s.dirty) {
+        for (i, s) in self.slots.iter().enumerate().filter(|(_, s)| s.dirty) {
             let offset = (s.page + 1) * PAGE_BYTES as u64;
             self.file
-                .write_all_at(&s.data, offset)
+                .write_all_at(&self.pool[i * PAGE_BYTES..(i + 1) * PAGE_BYTES], offset)
                 .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
         }
-        self.file
-            .sync_data()
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        if durable {
+            self.file
+                .sync_data()
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        }
         for s in self.slots.iter_mut() {
             s.dirty = false;
         }

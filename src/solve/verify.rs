@@ -3,24 +3,19 @@
 //! finished slices. It cannot detect an isolated cycle of wrong draws, but any other error
 //! shows up as a mismatch.
 
-use super::solved::{SolvedValues, SolvedWorkFiles};
-use super::{Result, Site, Value};
+use super::solved::{SolvedStore, SolvedValues, SolvedWorkFiles};
+use super::{Result, Value};
 use crate::board::{MoveList, generate_moves};
 use crate::index::SliceIndex;
 use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::solve_err;
+use std::sync::Arc;
 
 /// Checks positions `[first, last)` of the finished slice `slice`; returns how many.
-pub fn verify_range(
-    site: &Site,
-    slice: &Slice,
-    first: u64,
-    last: u64,
-    buffers: usize,
-) -> Result<u64> {
+pub fn verify_range(slice: &Slice, first: u64, last: u64, store: &Arc<SolvedStore>) -> Result<u64> {
     let ix = SliceIndex::new(*slice);
-    let mut solved = SolvedWorkFiles::new(site, buffers);
+    let mut solved = SolvedWorkFiles::new(store.clone());
     let mut moves = MoveList::new();
     let mut e = ix.enumerate_from(first);
     while e.valid() && e.index() < last {
