@@ -1,6 +1,10 @@
-//! `dbstatus` reports. For now: the plan of slices to compute.
+//! `dbstatus` reports: the plan of slices to compute, and the value counts of solved slices.
 
-use crate::slice::plan;
+use crate::cli::{CliError, output_error};
+use crate::slice::{Material, Slice, plan};
+use crate::solve::Site;
+use crate::solve::solved::SolvedSlice;
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 /// Prints the computation plan for 2..=`pieces` pieces: one line per slice pair with its
@@ -36,4 +40,124 @@ pub fn write_plan(pieces: u32, json: bool, out: &mut dyn Write) -> io::Result<()
         "# {pairs} slice pairs, {positions} positions, {} waves",
         p.waves.len()
     )
+}
+
+/// Win/loss/draw counts (Black to move) of one slice or material.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueCounts {
+    pub positions: u64,
+    pub win: u64,
+    pub loss: u64,
+    pub draw: u64,
+}
+
+/// Every solved slice under `site` with its counts, in (pieces, name) order.
+pub fn solved_counts(site: &Site) -> Result<Vec<(Slice, ValueCounts)>, String> {
+    let dir = site.solved_dir();
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("site {}: {e}", dir.display()))?;
+    let mut slices = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".nwk") {
+            let s: Slice = stem
+                .parse()
+                .map_err(|err| format!("{}: not a slice file: {err}", e.path().display()))?;
+            slices.push(s);
+        }
+    }
+    slices.sort_by_key(|s| (s.pieces(), s.to_string()));
+    let mut out = Vec::new();
+    for s in slices {
+        let solved = SolvedSlice::load(site, s).map_err(|e| e.to_string())?;
+        let c = solved.counts();
+        if c.win + c.loss + c.draw != c.positions {
+            return Err(format!(
+                "{}: {} positions are still unknown",
+                site.solved_file(&s).display(),
+                c.positions - c.win - c.loss - c.draw
+            ));
+        }
+        out.push((s, c));
+    }
+    Ok(out)
+}
+
+/// One row of the counts report: a slice (ranks given) or a material (ranks `None`).
+type Row = (
+    String,
+    Material,
+    Option<Option<u8>>,
+    Option<Option<u8>>,
+    ValueCounts,
+);
+
+/// `dbstatus counts`: a TSV (or JSON) of the values per slice or per material.
+pub fn write_counts(
+    site: &Site,
+    by_material: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let counts = solved_counts(site)?;
+    let mut rows: Vec<Row> = Vec::new();
+    if by_material {
+        let mut agg: BTreeMap<(u32, String), (Material, ValueCounts)> = BTreeMap::new();
+        for (s, c) in &counts {
+            let e = agg
+                .entry((s.pieces(), s.material.to_string()))
+                .or_insert((s.material, ValueCounts::default()));
+            e.1.positions += c.positions;
+            e.1.win += c.win;
+            e.1.loss += c.loss;
+            e.1.draw += c.draw;
+        }
+        for ((_, name), (m, c)) in agg {
+            rows.push((name, m, None, None, c));
+        }
+    } else {
+        for (s, c) in counts {
+            rows.push((s.to_string(), s.material, Some(s.rb), Some(s.rw), c));
+        }
+    }
+    let rank = |r: Option<Option<u8>>| match r {
+        Some(Some(r)) => r.to_string(),
+        _ => "-".to_string(),
+    };
+    let mut text = String::new();
+    if json {
+        let items: Vec<String> = rows
+            .iter()
+            .map(|(name, m, rb, rw, c)| {
+                let jr = |r: &Option<Option<u8>>| match r {
+                    Some(Some(r)) => r.to_string(),
+                    _ => "null".into(),
+                };
+                format!(
+                    "{{\"slice\":\"{name}\",\"pieces\":{},\"bk\":{},\"wk\":{},\"bm\":{},\"wm\":{},\"rb\":{},\"rw\":{},\"positions\":{},\"win\":{},\"loss\":{},\"draw\":{}}}",
+                    m.pieces(), m.bk, m.wk, m.bm, m.wm, jr(rb), jr(rw), c.positions, c.win, c.loss, c.draw
+                )
+            })
+            .collect();
+        text = format!("[{}]\n", items.join(","));
+    } else {
+        text += "slice\tpieces\tbk\twk\tbm\twm\trb\trw\tpositions\twin\tloss\tdraw\n";
+        for (name, m, rb, rw, c) in &rows {
+            text += &format!(
+                "{name}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                m.pieces(),
+                m.bk,
+                m.wk,
+                m.bm,
+                m.wm,
+                rank(*rb),
+                rank(*rw),
+                c.positions,
+                c.win,
+                c.loss,
+                c.draw
+            );
+        }
+    }
+    out.write_all(text.as_bytes()).map_err(output_error)
 }

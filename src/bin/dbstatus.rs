@@ -6,9 +6,12 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     version,
-    about = "Report on a nowdb build: the plan of slices (more to come)."
+    about = "Report on a nowdb build: the plan of slices, and the values of solved slices."
 )]
 struct Args {
+    /// The site directory.
+    #[arg(long, global = true, default_value = ".")]
+    site: std::path::PathBuf,
     /// Machine-readable output.
     #[arg(long, global = true)]
     json: bool,
@@ -25,13 +28,32 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..=10))]
         pieces: u32,
     },
+    /// Win/loss/draw counts (Black to move) of every solved slice, as a TSV:
+    /// slice pieces bk wk bm wm rb rw positions win loss draw.
+    Counts {
+        /// One row per slice, or per material (then rb and rw are '-').
+        #[arg(long, value_enum, default_value = "slice")]
+        by: By,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum By {
+    Slice,
+    Material,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let mut out = std::io::stdout().lock();
     let result = match args.command {
-        Command::Plan { pieces } => nowdb::status::write_plan(pieces, args.json, &mut out),
+        Command::Plan { pieces } => {
+            nowdb::status::write_plan(pieces, args.json, &mut out).map_err(nowdb::cli::output_error)
+        }
+        Command::Counts { by } => {
+            let site = nowdb::solve::Site::new(&args.site);
+            nowdb::status::write_counts(&site, matches!(by, By::Material), args.json, &mut out)
+        }
     };
-    nowdb::cli::finish("dbstatus", result.map_err(nowdb::cli::output_error))
+    nowdb::cli::finish("dbstatus", result)
 }

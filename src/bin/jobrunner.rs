@@ -55,6 +55,22 @@ enum Command {
         /// Positions per job when a slice is split (page aligned).
         #[arg(long, default_value_t = 4 << 20)]
         job_positions: u64,
+        /// Split every phase of every slice into exactly N ranges instead.
+        #[arg(long)]
+        splits: Option<u64>,
+        /// Run each pair's ready jobs in a pseudo-random order from this seed.
+        #[arg(long)]
+        shuffle: Option<u64>,
+        /// Pairs below this many positions skip fsync and are redone after a restart.
+        #[arg(long, default_value_t = 1 << 21)]
+        small_pair: u64,
+        /// Switch from noio passes to the position queue when a pass resolves fewer than
+        /// 1/R of the positions it looked at.
+        #[arg(long, default_value_t = 16)]
+        que_ratio: u64,
+        /// Build only the pairs of these slices and their dependencies.
+        #[arg(long, num_args = 1..)]
+        only: Vec<nowdb::Slice>,
     },
 }
 
@@ -80,6 +96,11 @@ fn main() -> ExitCode {
             runners,
             verify,
             job_positions,
+            splits,
+            shuffle,
+            small_pair,
+            que_ratio,
+            only,
         } => {
             let opts = BuildOptions {
                 pieces,
@@ -87,6 +108,11 @@ fn main() -> ExitCode {
                 run,
                 verify,
                 job_positions,
+                splits,
+                shuffle,
+                small_pair,
+                que_ratio,
+                only,
                 ..BuildOptions::default()
             };
             let r = nowdb::runner::build_local_command(&site, &opts, args.json, &mut out);

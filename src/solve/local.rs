@@ -17,7 +17,7 @@ use super::{Job, Phase, Result, Site, SolveError};
 use crate::slice::Slice;
 use crate::slice::{SlicePair, plan};
 use crate::solve_err;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
@@ -41,6 +41,13 @@ pub struct BuildOptions {
     /// Slice pairs with fewer positions run without `fsync` at checkpoints (they are synced
     /// once when published) and are redone from scratch when a build resumes.
     pub small_pair: u64,
+    /// Build only the pairs of these slices and what they depend on (empty: everything).
+    pub only: Vec<Slice>,
+    /// Split every phase of a slice into exactly this many ranges (instead of by
+    /// `job_positions`).
+    pub splits: Option<u64>,
+    /// Run the ready jobs of a pair in a pseudo-random order drawn from this seed.
+    pub shuffle: Option<u64>,
 }
 
 impl Default for BuildOptions {
@@ -54,6 +61,9 @@ impl Default for BuildOptions {
             que_ratio: 16,
             progress_every: Duration::from_secs(2),
             small_pair: 1 << 21,
+            only: Vec::new(),
+            splits: None,
+            shuffle: None,
         }
     }
 }
@@ -123,15 +133,28 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn split(&self, phase: Phase, slice: Slice, round: u32) -> Vec<Job> {
-        let n = slice
-            .count()
-            .div_ceil(self.opts.job_positions.max(PAGE_POSITIONS));
+        let n = self.opts.splits.unwrap_or_else(|| {
+            slice
+                .count()
+                .div_ceil(self.opts.job_positions.max(PAGE_POSITIONS))
+        });
         Job::split(phase, slice, round, n)
     }
 
     fn push(&self, sh: &mut Shared, p: usize, task: Task) {
         sh.seq += 1;
-        let seq = sh.seq;
+        let seq = match self.opts.shuffle {
+            // A splitmix64 step: a different but reproducible order for every seed.
+            Some(seed) => {
+                let mut z = sh
+                    .seq
+                    .wrapping_add(seed)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z ^ (z >> 31)
+            }
+            None => sh.seq,
+        };
         sh.ready.insert((p, seq), (p, task));
         sh.pairs[p].running += 1;
     }
@@ -407,7 +430,26 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     site.create_dirs()
         .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;
     let start = Instant::now();
-    let order: Vec<SlicePair> = plan(opts.pieces).pairs().copied().collect();
+    let mut order: Vec<SlicePair> = plan(opts.pieces).pairs().copied().collect();
+    if !opts.only.is_empty() {
+        let mut wanted: BTreeSet<SlicePair> = BTreeSet::new();
+        let mut todo: Vec<SlicePair> = Vec::new();
+        for s in &opts.only {
+            if s.pieces() > opts.pieces || s.material.black() == 0 || s.material.white() == 0 {
+                return Err(solve_err!(
+                    "--only {s}: not a slice of 2..{} pieces with both sides present",
+                    opts.pieces
+                ));
+            }
+            todo.push(SlicePair::of(*s));
+        }
+        while let Some(p) = todo.pop() {
+            if wanted.insert(p) {
+                todo.extend(p.dependencies());
+            }
+        }
+        order.retain(|p| wanted.contains(p));
+    }
     let pos_of: HashMap<SlicePair, usize> =
         order.iter().enumerate().map(|(i, p)| (*p, i)).collect();
     let mut pairs = Vec::new();
@@ -416,6 +458,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     let mut done = 0;
     for pair in &order {
         let slices = pair.slices();
+        finish_interrupted_publish(site, &slices)?;
         let solved = slices.iter().all(|s| site.is_solved(s));
         let count: u64 = slices.iter().map(|s| s.count()).sum();
         total += count;
@@ -510,6 +553,26 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     }
     progress(log, &sh, npairs, sh.summary.elapsed, done);
     Ok(sh.summary)
+}
+
+/// A crash between the renames of a pair's publication leaves one slice in `solved/` and the
+/// other filled in `work/`: both fills were complete, so the publication is finished.
+fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
+    if !slices.iter().any(|s| site.is_solved(s)) {
+        return Ok(());
+    }
+    for s in slices.iter().filter(|s| !site.is_solved(s)) {
+        let from = site.work_file(s);
+        std::fs::rename(&from, site.solved_file(s)).map_err(|e| {
+            solve_err!(
+                "{} is solved but its mirror's work file {} cannot be published: {e}",
+                slices[0],
+                from.display()
+            )
+        })?;
+        store::sync_dir(&site.solved_file(s))?;
+    }
+    Ok(())
 }
 
 fn progress(log: &mut dyn Write, sh: &Shared, npairs: usize, elapsed: Duration, at_start: u64) {

@@ -157,6 +157,17 @@ impl Work {
         } else {
             None
         };
+        // Read the pages this job will touch in bulk: its own range, and the mirror that
+        // noio and que look up at random.
+        let mut own = own;
+        own.preload(
+            job.first / PAGE_POSITIONS,
+            job.last.div_ceil(PAGE_POSITIONS),
+        )?;
+        let mut mirror = mirror;
+        if let Some(m) = &mut mirror {
+            m.preload(0, m.count().div_ceil(PAGE_POSITIONS))?;
+        }
         let solved = job.phase.reads_solved().then(|| {
             SolvedWorkFiles::new(
                 opts.solved

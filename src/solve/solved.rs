@@ -88,6 +88,33 @@ impl SolvedSlice {
     pub fn bytes(&self) -> usize {
         self.data.len()
     }
+
+    /// How many positions hold each value.
+    pub fn counts(&self) -> crate::status::ValueCounts {
+        let count = self.index.count();
+        let mut c = crate::status::ValueCounts {
+            positions: count,
+            ..Default::default()
+        };
+        let full = (count / 4) as usize;
+        let mut tally = |b: u8, keep: u8| {
+            let low = b & 0x55 & keep;
+            let high = (b >> 1) & 0x55 & keep;
+            c.win += (low & !high).count_ones() as u64;
+            c.loss += (high & !low).count_ones() as u64;
+            c.draw += (low & high).count_ones() as u64;
+        };
+        for &b in &self.data[..full] {
+            tally(b, 0x55);
+        }
+        if !count.is_multiple_of(4) {
+            tally(
+                self.data[full],
+                (((1u16 << (2 * (count % 4))) - 1) as u8) & 0x55,
+            );
+        }
+        c
+    }
 }
 
 struct StoreInner {

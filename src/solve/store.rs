@@ -252,6 +252,36 @@ impl PageCache {
         Ok(slot)
     }
 
+    /// Reads pages `[first, last)` with one `pread` when they fit in the free buffers (system
+    /// calls are dear on virtual machines; a job usually touches all of its range and much
+    /// of the mirror).
+    pub fn preload(&mut self, first: u64, last: u64) -> io::Result<()> {
+        let last = last.min(self.table.len() as u64);
+        if first >= last
+            || self.slots.len() + (last - first) as usize > self.capacity
+            || (first..last).any(|p| self.table[p as usize] != NO_SLOT)
+        {
+            return Ok(());
+        }
+        let n = (last - first) as usize;
+        let base = self.pool.len();
+        self.pool.resize(base + n * PAGE_BYTES, 0);
+        self.file
+            .read_exact_at(&mut self.pool[base..], (first + 1) * PAGE_BYTES as u64)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        for page in first..last {
+            self.clock += 1;
+            self.table[page as usize] = self.slots.len() as u32;
+            self.slots.push(Slot {
+                page,
+                stamp: self.clock,
+                dirty: false,
+            });
+        }
+        self.reads += n as u64;
+        Ok(())
+    }
+
     fn mark_dirty(&mut self, base: usize) {
         let s = &mut self.slots[base / PAGE_BYTES];
         if !s.dirty {
