@@ -35,7 +35,7 @@ enum Command {
     /// [-r ROUND]`). SIGTERM or --deadline-secs checkpoint it and exit with status 3.
     Run {
         /// The job, as words or one quoted string.
-        #[arg(required = true, num_args = 1..)]
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         job: Vec<String>,
         /// Checkpoint and stop after this many seconds.
         #[arg(long)]

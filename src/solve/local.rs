@@ -159,12 +159,78 @@ impl Builder<'_> {
         sh.pairs[p].running += 1;
     }
 
+    fn stage_file(&self, slices: &[Slice]) -> std::path::PathBuf {
+        self.site
+            .root()
+            .join("work/ckpt")
+            .join(format!("pair-{}-.stage", slices[0]))
+    }
+
+    /// The stage a durable pair had reached when the build was interrupted. Resuming there
+    /// (rather than replaying the decisions) matters: queue files of early rounds are gone.
+    fn recorded_stage(&self, slices: &[Slice]) -> Result<Option<Stage>> {
+        if self.is_small(slices) {
+            return Ok(None);
+        }
+        let path = self.stage_file(slices);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(solve_err!("{}: {e}", path.display())),
+        };
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let round = || words.get(1).and_then(|r| r.parse::<u32>().ok());
+        let stage = match (words.first().copied(), round()) {
+            (Some("cap"), _) => Stage::Cap,
+            (Some("winmove"), _) => Stage::WinMove,
+            (Some("lookup"), _) => Stage::Lookup,
+            (Some("noio"), Some(r)) if r > 0 => Stage::NoIo(r),
+            (Some("que"), Some(r)) if r > 0 => Stage::Que(r),
+            (Some("fill"), _) => Stage::Fill,
+            _ => {
+                return Err(solve_err!(
+                    "{}: corrupt stage record {text:?}",
+                    path.display()
+                ));
+            }
+        };
+        Ok(Some(stage))
+    }
+
+    fn record_stage(&self, slices: &[Slice], stage: Stage, durable: bool) -> Result<()> {
+        let text = match stage {
+            Stage::Cap => "cap".to_string(),
+            Stage::WinMove => "winmove".into(),
+            Stage::Lookup => "lookup".into(),
+            Stage::NoIo(r) => format!("noio {r}"),
+            Stage::Que(r) => format!("que {r}"),
+            Stage::Fill => "fill".into(),
+            _ => return Ok(()),
+        };
+        let path = self.stage_file(slices);
+        let tmp = path.with_extension("tmp");
+        let write = || -> std::io::Result<()> {
+            std::fs::write(&tmp, text)?;
+            if durable {
+                std::fs::File::open(&tmp)?.sync_all()?;
+            }
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| solve_err!("{}: {e}", path.display()))
+    }
+
     /// Queues the jobs of `stage` for pair `p` (or moves on when a stage has none).
     fn enter(&self, sh: &mut Shared, p: usize, stage: Stage) -> Result<()> {
         let slices = sh.pairs[p].slices.clone();
         let durable = !self.is_small(&slices);
         if stage == Stage::Cap && !durable {
             self.discard_work(&slices)?;
+        }
+        self.record_stage(&slices, stage, durable)?;
+        if let Stage::Que(r) | Stage::NoIo(r) = stage {
+            for s in &slices {
+                posqueue::remove_rounds_before(self.site, s, r.saturating_sub(1))?;
+            }
         }
         sh.pairs[p].stage = stage;
         sh.pairs[p].stage_stats = vec![PhaseStats::default(); slices.len()];
@@ -233,7 +299,7 @@ impl Builder<'_> {
             _ => 0,
         };
         let next = match st.stage {
-            Stage::Waiting => Stage::Cap,
+            Stage::Waiting => self.recorded_stage(&st.slices)?.unwrap_or(Stage::Cap),
             Stage::Cap => Stage::WinMove,
             Stage::WinMove => Stage::Lookup,
             Stage::Lookup => Stage::NoIo(1),
@@ -253,11 +319,6 @@ impl Builder<'_> {
             }
             Stage::Verify | Stage::Done => Stage::Done,
         };
-        if let Stage::Que(r) | Stage::NoIo(r) = next {
-            for s in &sh.pairs[p].slices {
-                posqueue::remove_rounds_before(self.site, s, r.saturating_sub(1))?;
-            }
-        }
         if next == Stage::Done {
             sh.pairs[p].stage = Stage::Done;
             return Ok(());

@@ -100,8 +100,15 @@ pub fn ensure_work_file(site: &Site, slice: &Slice, durable: bool) -> Result<()>
         return Ok(());
     }
     site.create_dirs()?;
-    let tmp = path.with_extension(format!("new{}", std::process::id()));
-    store::create(&tmp, slice, slice.count(), durable)?;
+    // A private name per process and thread: jobs of one slice may start together.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp = path.with_extension(format!(
+        "new{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    store::create(&tmp, slice, slice.count(), durable)
+        .map_err(|e| solve_err!("{}: {e}", tmp.display()))?;
     let linked = std::fs::hard_link(&tmp, &path);
     std::fs::remove_file(&tmp)?;
     match linked {

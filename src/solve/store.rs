@@ -51,18 +51,16 @@ fn invalid(path: &Path, what: String) -> io::Error {
     )
 }
 
-/// Creates (or replaces) the work file of `slice` with every value UNKNOWN, atomically: a
-/// temporary file is written, synced (when `durable`) and renamed over `path`.
+/// Creates a new work file of `slice` at `path` (which must not exist) with every value
+/// UNKNOWN (a sparse file), synced when `durable`.
 pub fn create(path: &Path, slice: &Slice, count: u64, durable: bool) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let f = File::create(&tmp)?;
+    let f = OpenOptions::new().write(true).create_new(true).open(path)?;
     f.write_all_at(&header(slice, count), 0)?;
     f.set_len(file_len(count))?;
     if durable {
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path)?;
-    if durable { sync_dir(path) } else { Ok(()) }
+    Ok(())
 }
 
 /// Makes a rename or creation in the file's directory durable.

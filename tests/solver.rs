@@ -1,0 +1,416 @@
+//! The solver pipeline: published totals, self-consistency, identical results however the
+//! work is split, ordered, killed and resumed, and clear errors for bad input.
+
+use nowdb::solve::Site;
+use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
+use nowdb::solve::phases::RunOptions;
+use nowdb::{Slice, SliceIndex};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
+
+/// A fresh, empty directory for one test.
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nowdb-solver-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSummary {
+    let mut opts = BuildOptions {
+        pieces,
+        runners: 2,
+        progress_every: Duration::from_secs(3600),
+        ..BuildOptions::default()
+    };
+    f(&mut opts);
+    build_local(&Site::new(site), &opts, &mut std::io::sink())
+        .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()))
+}
+
+/// A site with every slice of 2..3 pieces solved, built once and copied by the tests.
+fn base3() -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let d = fresh_dir("base3");
+        build(&d, 3, |_| {});
+        d
+    })
+}
+
+fn site_from_base3(name: &str) -> PathBuf {
+    let d = fresh_dir(name);
+    copy_dir(base3(), &d);
+    d
+}
+
+/// The solved files of a site, by name.
+fn solved_files(site: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(site.join("solved"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn assert_same_files(a: &Path, b: &Path, what: &str) {
+    let (fa, fb) = (solved_files(a), solved_files(b));
+    assert_eq!(
+        fa.keys().collect::<Vec<_>>(),
+        fb.keys().collect::<Vec<_>>(),
+        "{what}: different sets of solved slices"
+    );
+    for (name, bytes) in &fa {
+        assert!(bytes == &fb[name], "{what}: solved/{name} differs");
+    }
+}
+
+/// Positions of `pieces` pieces where both sides have a piece, from the published totals
+/// (which count one-sided positions too).
+fn two_sided_total(pieces: u32) -> u64 {
+    let total = nowdb::index::total_positions(pieces);
+    let one_sided: u64 = (0..=pieces)
+        .map(|kings| {
+            // All pieces of one colour: `kings` kings and the rest men, both colours.
+            let men = pieces - kings;
+            let ways_men = nowdb::index::binomial(28, men);
+            let ways_kings = nowdb::index::binomial(32 - men as i32, kings);
+            2 * ways_men * ways_kings
+        })
+        .sum();
+    total - one_sided
+}
+
+#[test]
+fn build_2_to_4_is_complete_and_consistent() {
+    let d = fresh_dir("build4");
+    copy_dir(base3(), &d);
+    let s = build(&d, 4, |o| o.verify = true);
+    assert_eq!(
+        s.verified,
+        two_sided_total(4),
+        "every new 4-piece position verified"
+    );
+    let out = Command::new(DBSTATUS)
+        .args(["--site", d.to_str().unwrap(), "counts", "--by", "material"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "slice\tpieces\tbk\twk\tbm\twm\trb\trw\tpositions\twin\tloss\tdraw"
+    );
+    let mut per_pieces = BTreeMap::new();
+    for l in lines {
+        let f: Vec<&str> = l.split('\t').collect();
+        let n: u64 = f[8].parse().unwrap();
+        let (w, lo, dr): (u64, u64, u64) = (
+            f[9].parse().unwrap(),
+            f[10].parse().unwrap(),
+            f[11].parse().unwrap(),
+        );
+        assert_eq!(w + lo + dr, n, "{l}");
+        assert_eq!(f[6], "-");
+        *per_pieces.entry(f[1].to_string()).or_insert(0) += n;
+    }
+    for p in 2..=4u32 {
+        assert_eq!(per_pieces[&p.to_string()], two_sided_total(p), "{p} pieces");
+    }
+}
+
+/// Splitting every phase into 1, 3 or 10 ranges and running the ready jobs in different
+/// orders gives byte-identical solved slices (including the multi-page 5-piece pairs
+/// 2300.--/3200.-- and 2201.-6/2210.6-, and the self-mirrored 2200.--).
+#[test]
+fn splits_and_orders_give_identical_files() {
+    let only: Vec<Slice> = ["2201.-6", "2200"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let reference = site_from_base3("split1");
+    build(&reference, 5, |o| {
+        o.only = only.clone();
+        o.splits = Some(1);
+        o.runners = 1;
+    });
+    assert!(reference.join("solved/2300.--.nwk").exists());
+    for (n, seed) in [(3, 7), (10, 99)] {
+        let d = site_from_base3(&format!("split{n}"));
+        build(&d, 5, |o| {
+            o.only = only.clone();
+            o.splits = Some(n);
+            o.shuffle = Some(seed);
+        });
+        assert_same_files(&reference, &d, &format!("{n} ranges, order {seed}"));
+    }
+}
+
+/// SIGKILL the whole build at random moments (checkpointing at every page, every pair
+/// durable), restart it each time, and the result is byte-identical to a clean build.
+#[test]
+fn sigkill_and_resume_give_identical_files() {
+    let clean = site_from_base3("kill-clean");
+    build(&clean, 5, |o| o.only = vec!["2201.-6".parse().unwrap()]);
+    let d = site_from_base3("kill");
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut kills = 0;
+    let t0 = Instant::now();
+    loop {
+        let mut child = Command::new(JOBRUNNER)
+            .args(["--site", d.to_str().unwrap(), "--checkpoint-secs", "0"])
+            .args(["build-local", "--pieces", "5", "--only", "2201.-6"])
+            .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let delay = Duration::from_millis(30 + rng % 600);
+        let start = Instant::now();
+        let mut finished = None;
+        while start.elapsed() < delay || kills >= 25 {
+            if let Some(status) = child.try_wait().unwrap() {
+                finished = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        match finished {
+            Some(status) => {
+                assert!(status.success(), "resumed build failed: {status}");
+                break;
+            }
+            None => {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "build never finished"
+        );
+    }
+    assert!(
+        kills >= 3,
+        "only {kills} kills landed before the build finished"
+    );
+    assert_same_files(&clean, &d, &format!("after {kills} SIGKILLs"));
+}
+
+fn jobrunner(site: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(JOBRUNNER)
+        .arg("--site")
+        .arg(site)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One job stopped by its deadline checkpoints (exit 3) and the rerun resumes from there.
+#[test]
+fn a_stopped_job_resumes_from_its_checkpoint() {
+    let d = site_from_base3("deadline");
+    let only = vec!["2200".parse().unwrap()];
+    build(&d, 4, |o| o.only = only);
+    // 2300.-- needs only 2..4-piece slices; its cap job covers 62 pages.
+    let o = jobrunner(&d, &["run", "--deadline-secs", "0", "cap", "2300.--"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("stopped at checkpoint 32768"), "{text}");
+    let ckpt = std::fs::read_to_string(d.join("work/ckpt/cap-2300.---r0-0-2013760.ckpt")).unwrap();
+    assert!(ckpt.starts_with("next 32768\ncomplete 0\n"), "{ckpt}");
+    let o = jobrunner(&d, &["--json", "run", "cap 2300.--"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("\"complete\":true"), "{text}");
+    // A clean run of the same job over a fresh work file gives the same bytes.
+    let fresh = site_from_base3("deadline-clean");
+    build(&fresh, 4, |o| o.only = vec!["2200".parse().unwrap()]);
+    let o = jobrunner(&fresh, &["run", "cap", "2300.--"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = std::fs::read(d.join("work/2300.--.nwk")).unwrap();
+    let b = std::fs::read(fresh.join("work/2300.--.nwk")).unwrap();
+    assert!(a == b, "resumed cap differs from a clean cap");
+}
+
+#[test]
+fn bad_ranges_and_missing_slices_are_clear_errors() {
+    let d = site_from_base3("bad");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "cap", "2300.--", "100", "32768"],
+            "not page aligned",
+        ),
+        (
+            &["run", "cap", "2300.--", "0", "99999999"],
+            "outside slice 2300.--",
+        ),
+        (&["run", "cap", "2300.--", "32768", "32768"], "empty range"),
+        (&["run", "noio", "2300.--"], "needs a round number"),
+        (
+            &["run", "cap", "2300.--", "-r", "2"],
+            "needs no round number",
+        ),
+        (&["run", "flip", "2300.--"], "unknown phase \"flip\""),
+        (&["run", "cap", "2300.7-"], "2300.7-"),
+        // The lower slices of 2300.-- (4 pieces) are not solved in a 2..3 site.
+        (&["run", "cap", "2300.--"], "missing lower slice"),
+        (&["run", "lookup", "2201.-6"], "does not exist"),
+    ];
+    for (args, want) in cases {
+        let o = jobrunner(&d, args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e:?} lacks {want:?}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn corrupt_or_truncated_work_files_are_refused_and_left_alone() {
+    let d = site_from_base3("corrupt");
+    build(&d, 4, |o| o.only = vec!["2200".parse().unwrap()]);
+    let o = jobrunner(&d, &["run", "cap", "2300.--", "0", "32768"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let work = d.join("work/2300.--.nwk");
+    let good = std::fs::read(&work).unwrap();
+    // Truncated.
+    std::fs::write(&work, &good[..good.len() - 100]).unwrap();
+    let o = jobrunner(&d, &["run", "cap", "2300.--", "32768", "65536"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("2300.--.nwk") && stderr(&o).contains("truncated"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(&work).unwrap().len(),
+        good.len() - 100,
+        "file left alone"
+    );
+    // Wrong header (another slice's file, or garbage).
+    let mut bad = good.clone();
+    bad[20] ^= 0xFF;
+    std::fs::write(&work, &bad).unwrap();
+    let o = jobrunner(&d, &["run", "cap", "2300.--", "32768", "65536"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad header"), "{}", stderr(&o));
+    assert!(std::fs::read(&work).unwrap() == bad, "file left alone");
+    // A corrupt checkpoint record.
+    std::fs::write(&work, &good).unwrap();
+    let ck = d.join("work/ckpt/cap-2300.---r0-32768-65536.ckpt");
+    std::fs::write(&ck, "next banana\n").unwrap();
+    let o = jobrunner(&d, &["run", "cap", "2300.--", "32768", "65536"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("corrupt checkpoint"), "{}", stderr(&o));
+}
+
+/// A full disk while flushing fails the job without advancing its checkpoint; once space is
+/// back the job completes and the result equals an undisturbed run. The disk is a small
+/// tmpfs mounted over the site's `work/` in a private mount namespace (needs root, as in CI).
+#[test]
+fn a_full_disk_does_not_advance_the_checkpoint() {
+    let d = site_from_base3("full");
+    build(&d, 4, |o| o.only = vec!["2200".parse().unwrap()]);
+    let clean = fresh_dir("full-clean");
+    copy_dir(&d, &clean);
+    let o = jobrunner(&clean, &["run", "cap", "2300.--"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "this test mounts a tmpfs and must run as root (CI does)"
+    );
+    let site = d.display();
+    let script = format!(
+        r#"set -u
+mount -t tmpfs -o size=160k tmpfs {site}/work || exit 90
+{JOBRUNNER} --site {site} --checkpoint-secs 0 run cap 2300.-- 2> {site}/err1; echo "exit1 $?"
+echo "ckpt1 $(head -1 {site}/work/ckpt/cap-2300.---r0-0-2013760.ckpt 2>/dev/null || echo none)"
+mount -o remount,size=16m {site}/work || exit 91
+{JOBRUNNER} --site {site} run cap 2300.-- > /dev/null 2> {site}/err2; echo "exit2 $?"
+cp {site}/work/2300.--.nwk {site}/result.nwk
+"#
+    );
+    let o = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err1 = std::fs::read_to_string(d.join("err1")).unwrap_or_default();
+    assert!(
+        out.contains("exit1 1"),
+        "first run should fail: {out} {}",
+        stderr(&o)
+    );
+    assert!(
+        err1.contains("2300.--.nwk") && err1.contains("No space left"),
+        "error should name the file and the cause: {err1}"
+    );
+    // Some pages fit before the disk filled: the checkpoint stands at a page boundary
+    // before the end, never at the end.
+    let ckpt = out
+        .lines()
+        .find_map(|l| l.strip_prefix("ckpt1 "))
+        .unwrap()
+        .to_string();
+    assert!(ckpt.starts_with("next ") || ckpt == "none", "{ckpt}");
+    if let Some(n) = ckpt.strip_prefix("next ") {
+        let n: u64 = n.parse().unwrap();
+        assert!(n.is_multiple_of(32768) && n < 2013760, "checkpoint {n}");
+    }
+    assert!(
+        out.contains("exit2 0"),
+        "{out} {}",
+        std::fs::read_to_string(d.join("err2")).unwrap_or_default()
+    );
+    let a = std::fs::read(d.join("result.nwk")).unwrap();
+    let b = std::fs::read(clean.join("work/2300.--.nwk")).unwrap();
+    assert!(a == b, "the completed job differs from an undisturbed one");
+}
+
+/// The slice indexing of the work file agrees with the slice count.
+#[test]
+fn work_file_size_follows_the_slice() {
+    let s: Slice = "2300.--".parse().unwrap();
+    let count = SliceIndex::new(s).count();
+    assert_eq!(
+        nowdb::solve::store::file_len(count),
+        8192 * (count.div_ceil(32768) + 1)
+    );
+    let _ = RunOptions::default();
+}
