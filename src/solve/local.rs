@@ -198,6 +198,9 @@ impl Builder<'_> {
     }
 
     fn record_stage(&self, slices: &[Slice], stage: Stage, durable: bool) -> Result<()> {
+        if !durable {
+            return Ok(());
+        }
         let text = match stage {
             Stage::Cap => "cap".to_string(),
             Stage::WinMove => "winmove".into(),
@@ -211,9 +214,7 @@ impl Builder<'_> {
         let tmp = path.with_extension("tmp");
         let write = || -> std::io::Result<()> {
             std::fs::write(&tmp, text)?;
-            if durable {
-                std::fs::File::open(&tmp)?.sync_all()?;
-            }
+            std::fs::File::open(&tmp)?.sync_all()?;
             std::fs::rename(&tmp, &path)
         };
         write().map_err(|e| solve_err!("{}: {e}", path.display()))

@@ -200,7 +200,7 @@ impl PageCache {
     }
 
     /// The slot holding `page`, loading it on a miss; the byte offset of the page in the pool.
-    #[inline]
+    #[inline(always)]
     fn base_of(&mut self, page: u64) -> io::Result<usize> {
         let s = self.table[page as usize];
         if s != NO_SLOT {
@@ -305,7 +305,7 @@ impl PageCache {
     }
 
     /// The value of position `index`.
-    #[inline]
+    #[inline(always)]
     pub fn get(&mut self, index: u64) -> io::Result<Value> {
         debug_assert!(index < self.count);
         let base = self.base_of(index / PAGE_POSITIONS)?;
