@@ -145,3 +145,32 @@ pub fn run_options(buffers: usize, checkpoint_secs: u64, deadline_secs: Option<u
         durable: true,
     }
 }
+
+/// `jobrunner verify`: every solved slice against its successors.
+pub fn verify_command(
+    site: &Site,
+    runners: usize,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let t0 = Instant::now();
+    let n = crate::solve::verify::verify_site(site, runners, &mut std::io::stderr())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let d = t0.elapsed();
+    let per_core = rate(n, d) / runners.max(1) as f64;
+    if json {
+        writeln!(
+            out,
+            "{{\"verified\":{n},\"seconds\":{:.3},\"positions_per_second_per_core\":{per_core:.0}}}",
+            d.as_secs_f64()
+        )
+    } else {
+        writeln!(
+            out,
+            "verified {n} positions in {:.1}s: every value agrees with its successors ({:.2} M positions/s per core)",
+            d.as_secs_f64(),
+            per_core / 1e6
+        )
+    }
+    .map_err(output_error)
+}

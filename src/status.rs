@@ -53,22 +53,8 @@ pub struct ValueCounts {
 
 /// Every solved slice under `site` with its counts, in (pieces, name) order.
 pub fn solved_counts(site: &Site) -> Result<Vec<(Slice, ValueCounts)>, String> {
-    let dir = site.solved_dir();
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("site {}: {e}", dir.display()))?;
-    let mut slices = Vec::new();
-    for e in entries {
-        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = name.strip_suffix(".nwk") {
-            let s: Slice = stem
-                .parse()
-                .map_err(|err| format!("{}: not a slice file: {err}", e.path().display()))?;
-            slices.push(s);
-        }
-    }
-    slices.sort_by_key(|s| (s.pieces(), s.to_string()));
     let mut out = Vec::new();
-    for s in slices {
+    for s in site.solved_slices()? {
         let solved = SolvedSlice::load(site, s).map_err(|e| e.to_string())?;
         let c = solved.counts();
         if c.win + c.loss + c.draw != c.positions {

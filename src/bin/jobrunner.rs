@@ -41,6 +41,13 @@ enum Command {
         #[arg(long)]
         deadline_secs: Option<u64>,
     },
+    /// Check every solved slice against its successors (each value must be the best value
+    /// among its moves); prints the first mismatch with its FEN and exits non-zero.
+    Verify {
+        /// Parallel threads.
+        #[arg(long, default_value_t = 2)]
+        runners: usize,
+    },
     /// Solve every slice of 2..=N pieces on this machine with K parallel workers.
     BuildLocal {
         /// Largest number of pieces.
@@ -90,6 +97,10 @@ fn main() -> ExitCode {
                 Ok(false) => ExitCode::from(3),
                 Err(e) => nowdb::cli::finish("jobrunner", Err(e)),
             }
+        }
+        Command::Verify { runners } => {
+            let r = nowdb::runner::verify_command(&site, runners, args.json, &mut out);
+            nowdb::cli::finish("jobrunner", r)
         }
         Command::BuildLocal {
             pieces,

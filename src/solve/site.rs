@@ -66,4 +66,24 @@ impl Site {
     pub fn is_solved(&self, s: &Slice) -> bool {
         self.solved_file(s).exists()
     }
+
+    /// Every solved slice, in (pieces, name) order.
+    pub fn solved_slices(&self) -> Result<Vec<Slice>, String> {
+        let dir = self.solved_dir();
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| format!("site {}: {e}", dir.display()))?;
+        let mut slices = Vec::new();
+        for e in entries {
+            let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_suffix(".nwk") {
+                let s: Slice = stem
+                    .parse()
+                    .map_err(|err| format!("{}: not a slice file: {err}", e.path().display()))?;
+                slices.push(s);
+            }
+        }
+        slices.sort_by_key(|s| (s.pieces(), s.to_string()));
+        Ok(slices)
+    }
 }
