@@ -1,0 +1,374 @@
+//! The brute-force solver of tests/common/brute.rs, checked on its own before it is used to
+//! check the real pipeline:
+//!
+//! - its bitboard move generator against the reference generator (tests/common/reference.rs);
+//! - every value up to 4 pieces against the values of the successors the reference generator
+//!   finds: a WIN has a move to a LOSS, a LOSS has only moves to WINs, a DRAW neither;
+//! - the number of positions per piece count against the published totals;
+//! - symmetries of king-only positions, which the solver knows nothing about;
+//! - hand-analysed positions.
+//!
+//! The solver covers 2..=4 pieces here (about 3 s in release on 2 cores); the 5-piece solve
+//! is left to the cross-check of the real pipeline (and to the ignored test at the end).
+
+mod common;
+
+use common::brute::{BruteDb, BruteValue, brute_moves};
+use common::reference::{
+    Cell, Side, XorShift, cell_of, for_each_position, random_position, reference_moves, square_of,
+};
+use nowdb::Position;
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use BruteValue::{Draw, Loss, Win};
+
+/// 2..=4 pieces, solved once and shared by the tests.
+fn db() -> &'static BruteDb {
+    static DB: OnceLock<BruteDb> = OnceLock::new();
+    DB.get_or_init(|| BruteDb::solve(4))
+}
+
+/// The boards after each move of `side`, seen from Black's side, by the brute generator
+/// (White's moves through reversal).
+fn brute_results(pos: &Position, side: Side) -> BTreeSet<Position> {
+    match side {
+        Side::Black => brute_moves(pos).into_iter().collect(),
+        Side::White => (brute_moves(&pos.reversed()).iter())
+            .map(Position::reversed)
+            .collect(),
+    }
+}
+
+fn check_moves(pos: &Position) {
+    for side in [Side::Black, Side::White] {
+        let want = reference_moves(pos, side).results;
+        assert_eq!(
+            brute_results(pos, side),
+            want,
+            "{side:?} to move in {pos:?}"
+        );
+    }
+}
+
+#[test]
+fn brute_moves_match_reference() {
+    // Every 2- and 3-piece position, every seventh 4-piece one, and random crowded ones (long
+    // and circular king captures, men crowned by a jump).
+    for pieces in 2..=3 {
+        for_each_position(0, pieces, Position::default(), &mut |p| check_moves(p));
+    }
+    let mut i = 0u64;
+    for_each_position(0, 4, Position::default(), &mut |p| {
+        i += 1;
+        if i.is_multiple_of(7) {
+            check_moves(p);
+        }
+    });
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    for _ in 0..50_000 {
+        check_moves(&random_position(&mut rng));
+    }
+}
+
+/// Positions of `pieces` pieces with both sides having pieces, by counting: published
+/// totals minus the one-sided positions, `2 * sum over m of C(28, m) * C(32 - m, n - m)`
+/// (m men off their crowning row, then the kings on the squares left).
+fn two_sided_total(pieces: u64) -> u64 {
+    let binom = |n: u64, k: u64| (0..k).fold(1, |c, i| c * (n - i) / (i + 1));
+    // 1994 paper, Table 1.
+    let published = [0, 120, 6_972, 261_224, 7_092_774, 148_688_232][pieces as usize];
+    let one_side: u64 = (0..=pieces)
+        .map(|m| binom(28, m) * binom(32 - m, pieces - m))
+        .sum();
+    published - 2 * one_side
+}
+
+#[test]
+fn position_counts_match_published_totals() {
+    assert_eq!(two_sided_total(1), 0);
+    assert_eq!(two_sided_total(2), 3_488); // 1994 paper, Table 2: 1v1.
+    assert_eq!(two_sided_total(3), 2 * 98_016);
+    for pieces in 2..=4 {
+        let mut seen = 0;
+        db().for_each(pieces, |p, v| {
+            assert_eq!(p.validate(), Ok(()));
+            assert_eq!(p.piece_count(), pieces);
+            assert_eq!(db().value(p), v, "for_each and value disagree on {p:?}");
+            seen += 1;
+        });
+        assert_eq!(seen, two_sided_total(pieces as u64), "{pieces} pieces");
+        // The reference's own enumeration reaches the same positions (value would panic on
+        // a material the solver lacks).
+        let mut enumerated = 0;
+        for_each_position(0, pieces, Position::default(), &mut |p| {
+            db().value(p);
+            enumerated += 1;
+        });
+        assert_eq!(enumerated, seen, "{pieces} pieces");
+    }
+}
+
+/// The value the rules give `pos`, from the values of the positions the reference
+/// generator's moves lead to.
+fn value_by_rules(db: &BruteDb, pos: &Position) -> BruteValue {
+    let mut all_win = true;
+    for after in reference_moves(pos, Side::Black).results {
+        let next = after.reversed();
+        let v = if next.black == 0 {
+            Loss // No piece left.
+        } else {
+            db.value(&next)
+        };
+        if v == Loss {
+            return Win;
+        }
+        all_win &= v == Win;
+    }
+    if all_win { Loss } else { Draw }
+}
+
+/// Checks `value_by_rules` on every `stride`-th position of `pieces` pieces, on all cores.
+fn check_values(db: &BruteDb, pieces: u32, stride: usize) {
+    let mut positions = Vec::new();
+    let mut i = 0;
+    db.for_each(pieces, |p, v| {
+        if i % stride == 0 {
+            positions.push((*p, v));
+        }
+        i += 1;
+    });
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for chunk in positions.chunks(positions.len().div_ceil(threads)) {
+            s.spawn(move || {
+                for (p, v) in chunk {
+                    assert_eq!(value_by_rules(db, p), *v, "{p:?}");
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn every_value_agrees_with_its_successors() {
+    for pieces in 2..=4 {
+        check_values(db(), pieces, 1);
+    }
+}
+
+#[test]
+fn smaller_solves_agree() {
+    // Solving fewer piece counts lays the table out differently: the values must not change.
+    let small = BruteDb::solve(3);
+    for pieces in 2..=3 {
+        small.for_each(pieces, |p, v| assert_eq!(db().value(p), v, "{p:?}"));
+    }
+}
+
+/// A board from (row, column) cells, rows counted from Black's side (Black men move up).
+fn board(black: &[(Cell, bool)], white: &[(Cell, bool)]) -> Position {
+    let mut pos = Position::default();
+    for (pieces, side) in [(black, &mut pos.black), (white, &mut pos.white)] {
+        for &(cell, king) in pieces {
+            let bit = 1 << square_of(cell);
+            *side |= bit;
+            pos.kings |= if king { bit } else { 0 };
+        }
+    }
+    pos
+}
+
+const KING: bool = true;
+const MAN: bool = false;
+
+/// The value of `pos` with White to move.
+fn white_to_move(pos: &Position) -> BruteValue {
+    db().value(&pos.reversed())
+}
+
+#[test]
+fn two_kings_against_one() {
+    // Black kings on the back row, the White king far away: the two kings win.
+    let pos = board(&[((0, 2), KING), ((0, 4), KING)], &[((7, 5), KING)]);
+    assert_eq!(db().value(&pos), Win);
+    assert_eq!(white_to_move(&pos), Loss);
+    // A fork: the White king between the two Black kings, each jumpable (squares (1, 1) and
+    // (5, 5) are empty) and neither able to jump it (the other king stands behind it).
+    // Whichever king Black moves, White takes the other, leaving king against king.
+    let pos = board(&[((2, 2), KING), ((4, 4), KING)], &[((3, 3), KING)]);
+    assert_eq!(db().value(&pos), Draw);
+    // Over all positions with no capture for the side to move: the two kings win but for a
+    // handful of forks and corner tangles.
+    let (mut two_to_move, mut two_win, mut one_to_move, mut one_loses) = (0, 0, 0, 0);
+    db().for_each(3, |p, v| {
+        if p.kings != p.black | p.white || reference_moves(p, Side::Black).capture {
+            return;
+        }
+        if p.black.count_ones() == 2 {
+            two_to_move += 1;
+            two_win += (v == Win) as u32;
+        } else {
+            one_to_move += 1;
+            one_loses += (v == Loss) as u32;
+        }
+    });
+    assert!(two_to_move > 10_000 && one_to_move > 10_000);
+    assert!(
+        two_win > two_to_move * 99 / 100,
+        "{two_win} of {two_to_move}"
+    );
+    assert!(
+        one_loses > one_to_move * 99 / 100,
+        "{one_loses} of {one_to_move}"
+    );
+}
+
+#[test]
+fn one_king_against_one() {
+    // Each king in a double corner ((0, 6) with (1, 7); (7, 1) with (6, 0)): a draw.
+    let pos = board(&[((0, 6), KING)], &[((7, 1), KING)]);
+    assert_eq!(db().value(&pos), Draw);
+    assert_eq!(white_to_move(&pos), Draw);
+    // Adjacent kings with room behind both: the side to move takes the last piece.
+    let pos = board(&[((3, 3), KING)], &[((4, 4), KING)]);
+    assert_eq!(db().value(&pos), Win);
+    assert_eq!(white_to_move(&pos), Win);
+    // The Black king on the edge: Black can jump; White cannot (no square behind Black's
+    // king) but steps to (3, 5), from where it jumps the Black king on either of its two
+    // squares, (4, 6) and (2, 6).
+    let pos = board(&[((3, 7), KING)], &[((4, 6), KING)]);
+    assert_eq!(db().value(&pos), Win);
+    assert_eq!(white_to_move(&pos), Win);
+    // A king in the corner (0, 0) has one square to go to, (1, 1); with the other king on
+    // (2, 2) it is jumped there at once.
+    let pos = board(&[((0, 0), KING)], &[((2, 2), KING)]);
+    assert_eq!(db().value(&pos), Loss);
+    // Over all king-against-king positions: a capture always wins, and traps like the two
+    // above make up the other decided ones (a lone king away from the double corners can be
+    // hunted down), so that draws are the majority but far from all.
+    let mut c = [0; 3];
+    db().for_each(2, |p, v| {
+        if p.kings == p.black | p.white {
+            if reference_moves(p, Side::Black).capture {
+                assert_eq!(v, Win, "{p:?}");
+            }
+            c[v as usize] += 1;
+        }
+    });
+    assert_eq!(c.iter().sum::<u32>(), 32 * 31);
+    assert!(c[0] > 72 && c[1] > 0 && c[2] > 32 * 31 / 2, "{c:?}");
+}
+
+#[test]
+fn a_side_without_a_move_loses() {
+    // A Black man in the corner (0, 0): its only forward square (1, 1) is held by White and
+    // the square behind it, (2, 2), too.
+    let pos = board(&[((0, 0), MAN)], &[((1, 1), MAN), ((2, 2), MAN)]);
+    assert!(reference_moves(&pos, Side::Black).results.is_empty());
+    assert_eq!(db().value(&pos), Loss);
+    // A king there has the same single neighbour.
+    let pos = board(&[((0, 0), KING)], &[((1, 1), MAN), ((2, 2), MAN)]);
+    assert_eq!(db().value(&pos), Loss);
+}
+
+#[test]
+fn a_forced_capture_can_lose() {
+    // The Black king on (2, 2) must jump (3, 3) and land on (4, 4); it cannot go on over
+    // (5, 5), since (6, 6) is held. White's (5, 5) then jumps it back to (3, 3): Black has
+    // nothing left.
+    let pos = board(
+        &[((2, 2), KING)],
+        &[((3, 3), KING), ((5, 5), KING), ((6, 6), KING)],
+    );
+    assert_eq!(db().value(&pos), Loss);
+    // Without the blocker on (6, 6) the king takes both and wins.
+    let pos = board(&[((2, 2), KING)], &[((3, 3), KING), ((5, 5), KING)]);
+    assert_eq!(db().value(&pos), Win);
+}
+
+#[test]
+fn a_man_crowned_by_a_jump_stops() {
+    // The Black man on (5, 3) must jump (6, 4) and is crowned on (7, 5). As a king it could
+    // go on over (6, 6) to (5, 7), taking White's last piece and winning, but the move ends
+    // on crowning. Then White's king steps from (6, 6) to (5, 5), from where it jumps the new
+    // king on either of its two squares, (6, 4) and (6, 6): Black loses.
+    let pos = board(&[((5, 3), MAN)], &[((6, 4), MAN), ((6, 6), KING)]);
+    assert_eq!(db().value(&pos), Loss);
+}
+
+/// Squares under a symmetry of the board that keeps the dark squares dark.
+fn map(pos: &Position, f: impl Fn(Cell) -> Cell) -> Position {
+    let image = |set: u32| {
+        (0..32)
+            .filter(|s| set & (1 << s) != 0)
+            .map(|s| 1 << square_of(f(cell_of(s))))
+            .fold(0, |a, b| a | b)
+    };
+    Position {
+        black: image(pos.black),
+        white: image(pos.white),
+        kings: image(pos.kings),
+    }
+}
+
+#[test]
+fn king_positions_are_symmetric() {
+    // Kings move alike in all four directions, so a king-only position has the value of its
+    // images under the board's symmetries that keep dark squares dark: the two diagonal
+    // reflections and the half turn (the colours stay, Black still moves).
+    let symmetries: [fn(Cell) -> Cell; 3] = [
+        |(r, c)| (c, r),
+        |(r, c)| (7 - c, 7 - r),
+        |(r, c)| (7 - r, 7 - c),
+    ];
+    let mut checked = 0;
+    for pieces in 2..=4 {
+        db().for_each(pieces, |p, v| {
+            if p.kings != p.black | p.white {
+                return;
+            }
+            for f in symmetries {
+                assert_eq!(db().value(&map(p, f)), v, "{p:?}");
+            }
+            checked += 1;
+        });
+    }
+    // 2 kings: 32 * 31; 3: 2 * C(32, 2) * 30; 4: C(32, 2) * C(30, 2) + 2 * C(32, 3) * 29.
+    assert_eq!(checked, 992 + 29_760 + 215_760 + 287_680);
+}
+
+/// Win, loss and draw counts per piece count.
+fn counts(db: &BruteDb, pieces: u32) -> [u64; 3] {
+    let mut c = [0; 3];
+    db.for_each(pieces, |_, v| c[v as usize] += 1);
+    c
+}
+
+#[test]
+fn counts_up_to_4_pieces() {
+    // What this solver finds, recorded so that a change to it shows.
+    let want: [[u64; 3]; 3] = [
+        [716, 402, 2_370],
+        [100_250, 87_305, 8_477],
+        [2_574_304, 1_917_090, 1_717_922],
+    ];
+    for pieces in 2..=4 {
+        assert_eq!(counts(db(), pieces), want[pieces as usize - 2], "{pieces}");
+    }
+}
+
+#[test]
+#[ignore = "about 2 minutes on 2 cores; run with --ignored --nocapture"]
+fn five_pieces() {
+    let start = Instant::now();
+    let db = BruteDb::solve(5);
+    eprintln!("solve(5): {:.1?}", start.elapsed());
+    for pieces in 2..=5 {
+        let c = counts(&db, pieces);
+        eprintln!("{pieces} pieces: win {} loss {} draw {}", c[0], c[1], c[2]);
+        assert_eq!(c.iter().sum::<u64>(), two_sided_total(pieces as u64));
+    }
+    check_values(&db, 5, 97);
+}

@@ -1,0 +1,6 @@
+//! Test helpers shared by several test crates. Each crate uses only part of them.
+
+#![allow(dead_code)]
+
+pub mod brute;
+pub mod reference;

@@ -1,0 +1,136 @@
+//! The real pipeline (slices, paging, Appendix-B indexing, the phases, the local build)
+//! against the independent brute-force solver of tests/common/brute.rs (plain forward passes
+//! per material, its own move generator and storage): position by position for every slice
+//! of 2..4 pieces, and win/loss/draw counts per slice for 5 pieces.
+
+mod common;
+
+use common::brute::{BruteDb, BruteValue};
+use nowdb::solve::Site;
+use nowdb::solve::Value;
+use nowdb::solve::local::{BuildOptions, build_local};
+use nowdb::solve::solved::SolvedSlice;
+use nowdb::{Position, SliceIndex};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Solved 2..5 pieces from both sides, computed once for the tests of this file.
+struct Both {
+    site: Site,
+    brute: BruteDb,
+}
+
+fn both() -> &'static Both {
+    static BOTH: OnceLock<Both> = OnceLock::new();
+    BOTH.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("nowdb-vs-brute-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let site = Site::new(PathBuf::from(&dir));
+        // The pipeline and the brute force run side by side, one core each.
+        let pipeline = std::thread::spawn(move || {
+            let opts = BuildOptions {
+                pieces: 5,
+                runners: 1,
+                progress_every: Duration::from_secs(3600),
+                ..BuildOptions::default()
+            };
+            build_local(&Site::new(&dir), &opts, &mut std::io::sink())
+                .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
+        });
+        let brute = BruteDb::solve(5);
+        pipeline.join().expect("pipeline thread");
+        Both { site, brute }
+    })
+}
+
+fn same(v: Value, b: BruteValue) -> bool {
+    matches!(
+        (v, b),
+        (Value::Win, BruteValue::Win)
+            | (Value::Loss, BruteValue::Loss)
+            | (Value::Draw, BruteValue::Draw)
+    )
+}
+
+#[test]
+fn every_position_of_2_to_4_pieces_agrees() {
+    let b = both();
+    let mut checked = 0u64;
+    for slice in b.site.solved_slices().unwrap() {
+        if slice.pieces() > 4 {
+            continue;
+        }
+        let solved = SolvedSlice::load(&b.site, slice).unwrap();
+        let ix = SliceIndex::new(slice);
+        for (i, pos) in ix.enumerate_from(0) {
+            let v = solved.get(i);
+            let want = b.brute.value(&pos);
+            assert!(
+                same(v, want),
+                "{slice} index {i} ({}): pipeline {v}, brute force {want:?}",
+                nowdb::notation::position_fen(&pos)
+            );
+            checked += 1;
+        }
+    }
+    // Every position with both sides present: 3,488 + 196,032 + 6,209,316.
+    assert_eq!(checked, 6_408_836);
+}
+
+/// The slice name of a position, computed here from the bitboards (leading rank of each
+/// side's men, from its own side; '-' without men).
+fn slice_name(p: &Position) -> String {
+    let bm = p.black & !p.kings;
+    let wm = p.white & !p.kings;
+    let count = |b: u32| b.count_ones();
+    let rb = if bm == 0 {
+        '-'
+    } else {
+        char::from(b'0' + ((31 - bm.leading_zeros()) / 4) as u8)
+    };
+    let rw = if wm == 0 {
+        '-'
+    } else {
+        char::from(b'0' + (7 - wm.trailing_zeros() / 4) as u8)
+    };
+    format!(
+        "{}{}{}{}.{rb}{rw}",
+        count(p.black & p.kings),
+        count(p.white & p.kings),
+        count(bm),
+        count(wm)
+    )
+}
+
+#[test]
+fn win_loss_draw_counts_of_every_5_piece_slice_agree() {
+    let b = both();
+    let mut brute: BTreeMap<String, [u64; 3]> = BTreeMap::new();
+    b.brute.for_each(5, |pos, v| {
+        let e = brute.entry(slice_name(pos)).or_default();
+        e[v as usize] += 1;
+    });
+    let mut pipeline: BTreeMap<String, [u64; 3]> = BTreeMap::new();
+    for (slice, c) in nowdb::status::solved_counts(&b.site).unwrap() {
+        if slice.pieces() == 5 {
+            let name = slice.to_string();
+            let mut row = [0u64; 3];
+            row[BruteValue::Win as usize] = c.win;
+            row[BruteValue::Loss as usize] = c.loss;
+            row[BruteValue::Draw as usize] = c.draw;
+            pipeline.insert(name, row);
+        }
+    }
+    assert_eq!(pipeline.len(), brute.len(), "number of 5-piece slices");
+    for (name, counts) in &brute {
+        assert_eq!(
+            pipeline.get(name),
+            Some(counts),
+            "slice {name}: win/loss/draw"
+        );
+    }
+    let total: u64 = brute.values().flatten().sum();
+    assert_eq!(total, 139_450_808);
+}
