@@ -2,6 +2,17 @@
 
 use std::process::ExitCode;
 
+/// The options every site tool takes (flattened into each binary's arguments).
+#[derive(clap::Args, Debug)]
+pub struct SiteArgs {
+    /// The site directory (work files, solved slices, queues).
+    #[arg(long, global = true, default_value = ".")]
+    pub site: std::path::PathBuf,
+    /// Machine-readable output.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
 /// Why a command stopped early.
 #[derive(Debug)]
 pub enum CliError {

@@ -9,12 +9,8 @@ use std::process::ExitCode;
     about = "Report on a nowdb build: the plan of slices, and the values of solved slices."
 )]
 struct Args {
-    /// The site directory.
-    #[arg(long, global = true, default_value = ".")]
-    site: std::path::PathBuf,
-    /// Machine-readable output.
-    #[arg(long, global = true)]
-    json: bool,
+    #[command(flatten)]
+    common: nowdb::cli::SiteArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -47,12 +43,12 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let mut out = std::io::stdout().lock();
     let result = match args.command {
-        Command::Plan { pieces } => {
-            nowdb::status::write_plan(pieces, args.json, &mut out).map_err(nowdb::cli::output_error)
-        }
+        Command::Plan { pieces } => nowdb::status::write_plan(pieces, args.common.json, &mut out)
+            .map_err(nowdb::cli::output_error),
         Command::Counts { by } => {
-            let site = nowdb::solve::Site::new(&args.site);
-            nowdb::status::write_counts(&site, matches!(by, By::Material), args.json, &mut out)
+            let site = nowdb::solve::Site::new(&args.common.site);
+            let json = args.common.json;
+            nowdb::status::write_counts(&site, matches!(by, By::Material), json, &mut out)
         }
     };
     nowdb::cli::finish("dbstatus", result)

@@ -4,7 +4,6 @@
 use clap::{Parser, Subcommand};
 use nowdb::solve::Site;
 use nowdb::solve::local::BuildOptions;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -13,18 +12,14 @@ use std::process::ExitCode;
     about = "Run nowdb phase jobs: one job, or the whole local build."
 )]
 struct Args {
-    /// The site directory (work files, solved slices, queues).
-    #[arg(long, global = true, default_value = ".")]
-    site: PathBuf,
+    #[command(flatten)]
+    common: nowdb::cli::SiteArgs,
     /// Page buffers (8 KiB each) per work file.
     #[arg(long, global = true, default_value_t = 2048)]
     buffers: usize,
     /// Seconds between checkpoints.
     #[arg(long, global = true, default_value_t = 60)]
     checkpoint_secs: u64,
-    /// Machine-readable output.
-    #[arg(long, global = true)]
-    json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -49,41 +44,45 @@ enum Command {
         runners: usize,
     },
     /// Solve every slice of 2..=N pieces on this machine with K parallel workers.
-    BuildLocal {
-        /// Largest number of pieces.
-        #[arg(long, default_value_t = 5)]
-        pieces: u32,
-        /// Parallel workers.
-        #[arg(long, default_value_t = 2)]
-        runners: usize,
-        /// Check every finished slice against its successors.
-        #[arg(long)]
-        verify: bool,
-        /// Positions per job when a slice is split (page aligned).
-        #[arg(long, default_value_t = 4 << 20)]
-        job_positions: u64,
-        /// Split every phase of every slice into exactly N ranges instead.
-        #[arg(long)]
-        splits: Option<u64>,
-        /// Run each pair's ready jobs in a pseudo-random order from this seed.
-        #[arg(long)]
-        shuffle: Option<u64>,
-        /// Pairs below this many positions skip fsync and are redone after a restart.
-        #[arg(long, default_value_t = 1 << 21)]
-        small_pair: u64,
-        /// Switch from noio passes to the position queue when a pass resolves fewer than
-        /// 1/R of the positions it looked at.
-        #[arg(long, default_value_t = 16)]
-        que_ratio: u64,
-        /// Build only the pairs of these slices and their dependencies.
-        #[arg(long, num_args = 1..)]
-        only: Vec<nowdb::Slice>,
-    },
+    BuildLocal(BuildArgs),
+}
+
+#[derive(clap::Args)]
+struct BuildArgs {
+    /// Largest number of pieces.
+    #[arg(long, default_value_t = 5)]
+    pieces: u32,
+    /// Parallel workers.
+    #[arg(long, default_value_t = 2)]
+    runners: usize,
+    /// Check every finished slice against its successors.
+    #[arg(long)]
+    verify: bool,
+    /// Positions per job when a slice is split (page aligned).
+    #[arg(long, default_value_t = 4 << 20)]
+    job_positions: u64,
+    /// Split every phase of every slice into exactly N ranges instead.
+    #[arg(long)]
+    splits: Option<u64>,
+    /// Run each pair's ready jobs in a pseudo-random order from this seed.
+    #[arg(long)]
+    shuffle: Option<u64>,
+    /// Pairs below this many positions skip fsync and are redone after a restart.
+    #[arg(long, default_value_t = 1 << 21)]
+    small_pair: u64,
+    /// Switch from noio passes to the position queue when a pass resolves fewer than
+    /// 1/R of the positions it looked at.
+    #[arg(long, default_value_t = 16)]
+    que_ratio: u64,
+    /// Build only the pairs of these slices and their dependencies.
+    #[arg(long, num_args = 1..)]
+    only: Vec<nowdb::Slice>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let site = Site::new(&args.site);
+    let site = Site::new(&args.common.site);
+    let json = args.common.json;
     let mut out = std::io::stdout().lock();
     if let Err(e) = nowdb::cli::stop_on_signals() {
         return nowdb::cli::finish("jobrunner", Err(e));
@@ -92,41 +91,31 @@ fn main() -> ExitCode {
     match args.command {
         Command::Run { job, deadline_secs } => {
             let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, deadline_secs);
-            match nowdb::runner::run_one(&site, &job.join(" "), &run, args.json, &mut out) {
+            match nowdb::runner::run_one(&site, &job.join(" "), &run, json, &mut out) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(3),
                 Err(e) => nowdb::cli::finish("jobrunner", Err(e)),
             }
         }
         Command::Verify { runners } => {
-            let r = nowdb::runner::verify_command(&site, runners, args.json, &mut out);
+            let r = nowdb::runner::verify_command(&site, runners, json, &mut out);
             nowdb::cli::finish("jobrunner", r)
         }
-        Command::BuildLocal {
-            pieces,
-            runners,
-            verify,
-            job_positions,
-            splits,
-            shuffle,
-            small_pair,
-            que_ratio,
-            only,
-        } => {
+        Command::BuildLocal(b) => {
             let opts = BuildOptions {
-                pieces,
-                runners,
+                pieces: b.pieces,
+                runners: b.runners,
                 run,
-                verify,
-                job_positions,
-                splits,
-                shuffle,
-                small_pair,
-                que_ratio,
-                only,
+                verify: b.verify,
+                job_positions: b.job_positions,
+                splits: b.splits,
+                shuffle: b.shuffle,
+                small_pair: b.small_pair,
+                que_ratio: b.que_ratio,
+                only: b.only,
                 ..BuildOptions::default()
             };
-            let r = nowdb::runner::build_local_command(&site, &opts, args.json, &mut out);
+            let r = nowdb::runner::build_local_command(&site, &opts, json, &mut out);
             nowdb::cli::finish("jobrunner", r)
         }
     }

@@ -236,20 +236,34 @@ impl Work {
             return Ok(());
         }
         self.stats.looked += 1;
+        let (best, _) = self.best_from_solved(pos, false)?;
+        self.resolve(index, best)
+    }
+
+    /// The best value among the moves of `pos` whose results are in finished slices (all
+    /// moves, or only the conversions), and how many such moves there are (not all are
+    /// looked up once a win is found). Leaves the moves of `pos` in `self.moves`.
+    fn best_from_solved(
+        &mut self,
+        pos: &Position,
+        conversions_only: bool,
+    ) -> Result<(Value, usize)> {
         generate_moves(pos, &mut self.moves);
         let mut best = Value::Loss;
+        let mut counted = 0;
         for i in 0..self.moves.len() {
             let m = self.moves.as_slice()[i];
+            if conversions_only && !is_conversion(pos, &m) {
+                continue;
+            }
+            counted += 1;
             match self.solved_value(&pos.successor(&m))? {
-                Value::Loss => {
-                    best = Value::Win;
-                    break;
-                }
+                Value::Loss => return Ok((Value::Win, counted)),
                 Value::Draw => best = Value::Draw,
                 _ => {}
             }
         }
-        self.resolve(index, best)
+        Ok((best, counted))
     }
 
     /// `DoLookups`: conversion moves give a lower bound (or the value when every move
@@ -259,24 +273,7 @@ impl Work {
             return Ok(());
         }
         self.stats.looked += 1;
-        generate_moves(pos, &mut self.moves);
-        let mut best = Value::Loss;
-        let mut conversions = 0;
-        for i in 0..self.moves.len() {
-            let m = self.moves.as_slice()[i];
-            if !is_conversion(pos, &m) {
-                continue;
-            }
-            conversions += 1;
-            match self.solved_value(&pos.successor(&m))? {
-                Value::Loss => {
-                    best = Value::Win;
-                    break;
-                }
-                Value::Draw => best = Value::Draw,
-                _ => {}
-            }
-        }
+        let (best, conversions) = self.best_from_solved(pos, true)?;
         if best != Value::Loss || conversions == self.moves.len() {
             self.resolve(index, best)?;
         }
