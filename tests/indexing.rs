@@ -181,3 +181,29 @@ proptest! {
         prop_assert_eq!(slice.mirror().count(), slice.count());
     }
 }
+
+/// The solver's shortcut for king moves: the index split into the part without White's
+/// kings and the white kings' rank adds up to the full index.
+#[test]
+fn index_without_white_kings_plus_their_rank_is_the_index() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for name in [
+        "2300.--", "1212.33", "0132.41", "2221.52", "1122.06", "3003.-2",
+    ] {
+        let ix = SliceIndex::for_name(name).unwrap();
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let i = seed % ix.count();
+            let pos = ix.position(i).unwrap();
+            let base = ix.index_without_white_kings(&pos);
+            assert_eq!(base.1 & (pos.black | pos.white_men()), 0, "{name} {i}");
+            assert_eq!(
+                ix.index_from_white_kings(base, pos.white_kings()),
+                i,
+                "{name} {i}"
+            );
+        }
+    }
+}

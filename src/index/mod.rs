@@ -384,6 +384,15 @@ impl SliceIndex {
     #[inline]
     pub fn index(&self, pos: &Position) -> u64 {
         debug_assert_eq!(Slice::of(pos), self.slice, "position not in slice");
+        self.index_from_white_kings(self.index_without_white_kings(pos), pos.white_kings())
+    }
+
+    /// The part of [`SliceIndex::index`] that does not depend on White's kings, and the
+    /// squares White's kings are ranked on. Positions that differ only in where one white
+    /// king stands (the children of one position's king moves, reversed) share it, so the
+    /// solver ranks just the kings for each of them ([`SliceIndex::index_from_white_kings`]).
+    #[inline]
+    pub fn index_without_white_kings(&self, pos: &Position) -> (u64, u32) {
         let bm = pos.black_men();
         let wm = pos.white_men();
         let bk = pos.black_kings();
@@ -392,8 +401,17 @@ impl SliceIndex {
         let wrank = colex_rank(wm.reverse_bits(), wmask) - self.white_offset(wmask);
         let kmask = !(bm | wm);
         let bkrank = colex_rank(bk, kmask);
-        let wkrank = colex_rank(pos.white_kings(), kmask & !bk);
-        (men + wrank) * self.king_div.d + bkrank * self.wk_div.d + wkrank
+        (
+            (men + wrank) * self.king_div.d + bkrank * self.wk_div.d,
+            kmask & !bk,
+        )
+    }
+
+    /// The index of the position with White's kings `white_kings` and everything else as in
+    /// the position `base` came from.
+    #[inline]
+    pub fn index_from_white_kings(&self, base: (u64, u32), white_kings: u32) -> u64 {
+        base.0 + colex_rank(white_kings, base.1)
     }
 
     /// Index of a position, or an error naming the position's slice when it is not this one.

@@ -133,11 +133,15 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn split(&self, phase: Phase, slice: Slice, round: u32) -> Vec<Job> {
-        let n = self.opts.splits.unwrap_or_else(|| {
-            slice
+        // A winmove job walks all of the mirror whatever its range, so splitting it by size
+        // would only repeat that walk.
+        let by_size = match phase {
+            Phase::WinMove => 1,
+            _ => slice
                 .count()
-                .div_ceil(self.opts.job_positions.max(PAGE_POSITIONS))
-        });
+                .div_ceil(self.opts.job_positions.max(PAGE_POSITIONS)),
+        };
+        let n = self.opts.splits.unwrap_or(by_size);
         Job::split(phase, slice, round, n)
     }
 
