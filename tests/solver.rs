@@ -414,3 +414,33 @@ fn work_file_size_follows_the_slice() {
     );
     let _ = RunOptions::default();
 }
+
+/// The full 2..6-piece build (about 10 minutes on 2 cores, so not in the default run):
+/// `cargo test --release --test solver -- --ignored six_pieces`. Checks the published
+/// position totals, the win/loss/draw figures quoted in the README, and that every value of
+/// every slice agrees with its successors.
+#[test]
+#[ignore]
+fn six_pieces_build_verifies_and_matches_the_readme() {
+    let d = fresh_dir("six");
+    build(&d, 6, |_| {});
+    let site = Site::new(&d);
+    let mut per_pieces: BTreeMap<u32, [u64; 4]> = BTreeMap::new();
+    for (s, c) in nowdb::status::solved_counts(&site).unwrap() {
+        let e = per_pieces.entry(s.pieces()).or_default();
+        e[0] += c.positions;
+        e[1] += c.win;
+        e[2] += c.loss;
+        e[3] += c.draw;
+    }
+    for p in 2..=6 {
+        assert_eq!(per_pieces[&p][0], two_sided_total(p), "{p} pieces");
+    }
+    assert_eq!(
+        per_pieces[&6],
+        [2_426_085_676, 1_154_792_344, 848_750_789, 422_542_543]
+    );
+    let n = nowdb::solve::verify::verify_site(&site, 2, &mut std::io::sink()).unwrap();
+    assert_eq!(n, 2_571_945_320);
+    std::fs::remove_dir_all(&d).unwrap();
+}
