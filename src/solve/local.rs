@@ -660,8 +660,14 @@ fn progress(log: &mut dyn Write, sh: &Shared, npairs: usize, elapsed: Duration, 
         .collect();
     writeln!(
         log,
-        "[{:>7}] pairs {}/{} ({:.1}% of positions), {:.2} M positions/s, ETA {}{}{}",
+        "[{:>7}] slices {}/{} ({} of {} pairs, {:.1}% of positions), {:.2} M positions/s, ETA {}{}{}",
         format_duration(elapsed),
+        sh.pairs
+            .iter()
+            .filter(|p| p.published)
+            .map(|p| p.slices.len())
+            .sum::<usize>(),
+        sh.summary.slices,
         sh.published,
         npairs,
         100.0 * done as f64 / sh.total_positions.max(1) as f64,
