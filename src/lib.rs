@@ -12,6 +12,7 @@ pub mod cli;
 pub mod index;
 pub mod inspect;
 pub mod notation;
+pub mod queue;
 pub mod runner;
 pub mod slice;
 pub mod solve;

@@ -1,0 +1,218 @@
+//! Lock files that exclude across machines on NFS and sshfs (DESIGN.md section 7).
+//!
+//! `flock` does not exclude across hosts there, and the classic `link()` + link-count test
+//! does not work on sshfs (the count reads 1). What does work on both is creating the lock
+//! file with `O_CREAT|O_EXCL`. The file names its owner (host, pid, boot id, time), so a lock
+//! left by a dead owner can be broken, but only when the owner is provably gone: the same
+//! host and either a dead pid or a different boot id. A lock of another host is never broken
+//! here (that host's monitor decides), and every break is reported to the caller to log.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Who and where we are: the identity written into lock files. The boot id is injectable
+/// because test "hosts" in network namespaces share one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    pub host: String,
+    pub boot_id: String,
+}
+
+impl Machine {
+    /// This machine: its hostname and the kernel's boot id.
+    pub fn current() -> io::Result<Machine> {
+        let host = nix::unistd::gethostname()
+            .map_err(io::Error::from)?
+            .to_string_lossy()
+            .into_owned();
+        let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?
+            .trim()
+            .to_string();
+        Ok(Machine { host, boot_id })
+    }
+}
+
+/// The owner recorded in a lock file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockOwner {
+    pub host: String,
+    pub pid: u32,
+    pub boot_id: String,
+    /// Seconds since the epoch when the lock was taken.
+    pub since: u64,
+}
+
+impl LockOwner {
+    fn to_text(&self) -> String {
+        format!(
+            "host {}\npid {}\nboot_id {}\nsince {}\n",
+            self.host, self.pid, self.boot_id, self.since
+        )
+    }
+
+    /// Parses a lock file; `None` for a file that is empty or torn (its writer may still be
+    /// writing it, so that is never a reason to break it).
+    pub fn parse(text: &str) -> Option<LockOwner> {
+        let mut host = None;
+        let mut pid = None;
+        let mut boot_id = None;
+        let mut since = None;
+        for line in text.lines() {
+            let (k, v) = line.split_once(' ')?;
+            match k {
+                "host" => host = Some(v.to_string()),
+                "pid" => pid = v.parse().ok(),
+                "boot_id" => boot_id = Some(v.to_string()),
+                "since" => since = v.parse().ok(),
+                _ => return None,
+            }
+        }
+        Some(LockOwner {
+            host: host?,
+            pid: pid?,
+            boot_id: boot_id?,
+            since: since?,
+        })
+    }
+
+    /// Whether this owner is provably gone, seen from `here`: same host and a different boot
+    /// (the machine rebooted) or a pid that no longer exists.
+    pub fn is_gone(&self, here: &Machine) -> bool {
+        if self.host != here.host {
+            return false;
+        }
+        if self.boot_id != here.boot_id {
+            return true;
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
+        matches!(
+            nix::sys::signal::kill(pid, None),
+            Err(nix::errno::Errno::ESRCH)
+        )
+    }
+}
+
+/// A held lock; dropping it removes the file.
+#[derive(Debug)]
+pub struct LockFile {
+    path: PathBuf,
+    released: bool,
+}
+
+/// What happened while taking a lock, for the caller's log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockEvent {
+    /// A lock whose owner was provably gone was removed.
+    BrokeStale { path: PathBuf, owner: LockOwner },
+}
+
+impl LockFile {
+    /// Tries once to create `path` exclusively. `Ok(None)` when someone else holds it.
+    pub fn try_acquire(path: &Path, here: &Machine) -> io::Result<Option<LockFile>> {
+        let owner = LockOwner {
+            host: here.host.clone(),
+            pid: std::process::id(),
+            boot_id: here.boot_id.clone(),
+            since: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        match OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(mut f) => {
+                let lock = LockFile {
+                    path: path.to_path_buf(),
+                    released: false,
+                };
+                // If writing the owner fails the lock is dropped (and removed) on return.
+                f.write_all(owner.to_text().as_bytes())
+                    .and_then(|_| f.sync_all())
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+                Ok(Some(lock))
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
+    }
+
+    /// Takes the lock, retrying every few milliseconds for up to `wait`; breaks a lock whose
+    /// owner is provably gone (reported in `events`). Times out with an error naming the
+    /// current owner.
+    pub fn acquire(
+        path: &Path,
+        here: &Machine,
+        wait: Duration,
+        events: &mut Vec<LockEvent>,
+    ) -> io::Result<LockFile> {
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(l) = Self::try_acquire(path, here)? {
+                return Ok(l);
+            }
+            let owner = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| LockOwner::parse(&t));
+            if let Some(o) = &owner
+                && o.is_gone(here)
+            {
+                // Rename first: of two processes breaking the same stale lock, only one
+                // succeeds, and neither can remove a fresh lock taken in between.
+                let grave = path.with_extension(format!("stale{}", std::process::id()));
+                if std::fs::rename(path, &grave).is_ok() {
+                    let taken = std::fs::read_to_string(&grave)
+                        .ok()
+                        .and_then(|t| LockOwner::parse(&t));
+                    if taken.as_ref() == Some(o) {
+                        let _ = std::fs::remove_file(&grave);
+                        events.push(LockEvent::BrokeStale {
+                            path: path.to_path_buf(),
+                            owner: o.clone(),
+                        });
+                    } else {
+                        // Someone broke it first and took it anew: put their lock back
+                        // (linking fails rather than clobber a lock taken since).
+                        let _ = std::fs::hard_link(&grave, path);
+                        let _ = std::fs::remove_file(&grave);
+                    }
+                    continue;
+                }
+            }
+            if start.elapsed() >= wait {
+                let who = owner.map_or("an unreadable owner".to_string(), |o| {
+                    format!("pid {} on {} since {}", o.pid, o.host, o.since)
+                });
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "{}: still held by {who} after {:.1}s",
+                        path.display(),
+                        wait.as_secs_f64()
+                    ),
+                ));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the lock file.
+    pub fn release(mut self) -> io::Result<()> {
+        self.released = true;
+        std::fs::remove_file(&self.path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))
+    }
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        if !self.released {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
