@@ -226,6 +226,45 @@ fn sigkill_and_resume_give_identical_files() {
     assert_same_files(&clean, &d, &format!("after {kills} SIGKILLs"));
 }
 
+/// SIGTERM makes a running build checkpoint its jobs and stop with a message; the same
+/// command then resumes and the result equals a clean build.
+#[test]
+fn sigterm_stops_the_build_at_a_checkpoint_and_it_resumes() {
+    let clean = site_from_base3("term-clean");
+    build(&clean, 5, |o| o.only = vec!["2201.-6".parse().unwrap()]);
+    let d = site_from_base3("term");
+    let args = [
+        "build-local",
+        "--pieces",
+        "5",
+        "--only",
+        "2201.-6",
+        "--small-pair",
+        "0",
+    ];
+    let child = Command::new(JOBRUNNER)
+        .arg("--site")
+        .arg(&d)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "the build should have been stopped: {err}"
+    );
+    assert!(err.contains("stopped at a checkpoint"), "{err}");
+    let o = jobrunner(&d, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_files(&clean, &d, "after SIGTERM and resume");
+}
+
 fn jobrunner(site: &Path, args: &[&str]) -> std::process::Output {
     Command::new(JOBRUNNER)
         .arg("--site")

@@ -403,6 +403,16 @@ impl Builder<'_> {
     fn worker(&self, shared: &Mutex<Shared>, cv: &Condvar) {
         let mut sh = shared.lock().expect("lock");
         loop {
+            // A stop request ends the build between jobs too (single-page jobs never reach a
+            // page boundary where they would notice it).
+            if self
+                .opts
+                .run
+                .stop
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                sh.stopped = true;
+            }
             if sh.error.is_some() || sh.stopped {
                 break;
             }
