@@ -24,15 +24,6 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 6] = [
-        Phase::Cap,
-        Phase::WinMove,
-        Phase::Lookup,
-        Phase::NoIo,
-        Phase::Que,
-        Phase::Fill,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             Phase::Cap => "cap",

@@ -28,10 +28,6 @@ pub struct PhaseStats {
 }
 
 impl PhaseStats {
-    pub fn resolved(&self) -> u64 {
-        self.win + self.loss + self.draw
-    }
-
     pub fn add(&mut self, o: &PhaseStats) {
         self.looked += o.looked;
         self.win += o.win;

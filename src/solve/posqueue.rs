@@ -22,7 +22,6 @@ pub struct QueueWriter {
     file: File,
     path: PathBuf,
     buf: Vec<u8>,
-    entries: u64,
 }
 
 impl QueueWriter {
@@ -45,19 +44,12 @@ impl QueueWriter {
             file,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(1 << 16),
-            entries: len / 8,
         })
     }
 
     #[inline]
     pub fn push(&mut self, index: u64) {
         self.buf.extend_from_slice(&index.to_le_bytes());
-        self.entries += 1;
-    }
-
-    /// Entries written so far, including earlier runs of the job.
-    pub fn entries(&self) -> u64 {
-        self.entries
     }
 
     /// Writes buffered entries and, when `durable`, syncs them.

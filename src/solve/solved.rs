@@ -155,10 +155,6 @@ impl SolvedStore {
         })
     }
 
-    pub fn site(&self) -> &Site {
-        &self.site
-    }
-
     /// The finished slice, loading it if needed.
     pub fn get(&self, slice: Slice) -> Result<Arc<SolvedSlice>> {
         let key = slice_key(&slice);

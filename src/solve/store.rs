@@ -180,17 +180,8 @@ impl PageCache {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn count(&self) -> u64 {
         self.count
-    }
-
-    /// Number of dirty pages waiting for the next flush.
-    pub fn dirty_pages(&self) -> usize {
-        self.dirty
     }
 
     /// Whether the dirty pages fill most of the cache: the caller should checkpoint soon,
