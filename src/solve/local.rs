@@ -259,9 +259,10 @@ impl Builder<'_> {
             }
             Stage::Que(round) => {
                 for s in &slices {
-                    let input = posqueue::read_round(self.site, &s.mirror(), round - 1)?.len();
+                    // Sized from the file lengths: the jobs read the entries themselves.
+                    let input = posqueue::round_entries(self.site, &s.mirror(), round - 1)?;
                     if input > 0 {
-                        let n = (input as u64 / (self.opts.job_positions / 8)).max(1);
+                        let n = (input / (self.opts.job_positions / 8)).max(1);
                         jobs.extend(Job::split(Phase::Que, *s, round, n));
                     }
                 }

@@ -69,25 +69,43 @@ impl QueueWriter {
     }
 }
 
+/// The queue files of `slice`: round, path and length of each `r<R>-<first>.pq`. A missing
+/// directory has none; any other error is reported (reading it as "no entries" would end a
+/// round too early).
+fn round_files(site: &Site, slice: &Slice) -> io::Result<Vec<(u32, PathBuf, u64)>> {
+    let dir = site.queue_dir(slice);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(with_path(&dir, e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| with_path(&dir, e))?;
+        let name = entry.file_name();
+        let round = name
+            .to_string_lossy()
+            .strip_suffix(".pq")
+            .and_then(|n| n.strip_prefix('r'))
+            .and_then(|r| r.split('-').next())
+            .and_then(|r| r.parse::<u32>().ok());
+        if let Some(round) = round {
+            let path = entry.path();
+            let len = entry.metadata().map_err(|e| with_path(&path, e))?.len();
+            files.push((round, path, len));
+        }
+    }
+    Ok(files)
+}
+
 /// Every index queued on `slice` in `round`, sorted and without repeats (sorted order also
 /// gives the next round locality in the page cache).
 pub fn read_round(site: &Site, slice: &Slice, round: u32) -> io::Result<Vec<u64>> {
-    let dir = site.queue_dir(slice);
-    let prefix = format!("r{round}-");
     let mut out = Vec::new();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(with_path(&dir, e)),
-    };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if !(name.starts_with(&prefix) && name.ends_with(".pq")) {
-            continue;
-        }
-        let path = entry.path();
+    for (_, path, _) in round_files(site, slice)?
+        .into_iter()
+        .filter(|f| f.0 == round)
+    {
         let bytes = std::fs::read(&path).map_err(|e| with_path(&path, e))?;
         out.extend(
             bytes
@@ -104,40 +122,20 @@ pub fn read_round(site: &Site, slice: &Slice, round: u32) -> io::Result<Vec<u64>
 /// resolved nothing. Read from the files, which never undercount (unlike the statistics of a
 /// job resumed after its pages reached the disk).
 pub fn round_entries(site: &Site, slice: &Slice, round: u32) -> io::Result<u64> {
-    let dir = site.queue_dir(slice);
-    let prefix = format!("r{round}-");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(0);
-    };
-    let mut n = 0;
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with(&prefix) && name.ends_with(".pq") {
-            n += entry.metadata()?.len() / 8;
-        }
-    }
-    Ok(n)
+    Ok(round_files(site, slice)?
+        .iter()
+        .filter(|f| f.0 == round)
+        .map(|f| f.2 / 8)
+        .sum())
 }
 
 /// Removes the queue files of `slice` for rounds before `keep_from`.
 pub fn remove_rounds_before(site: &Site, slice: &Slice, keep_from: u32) -> io::Result<()> {
-    let dir = site.queue_dir(slice);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name();
-        let round = name
-            .to_string_lossy()
-            .strip_prefix('r')
-            .and_then(|r| r.split('-').next())
-            .and_then(|r| r.parse::<u32>().ok());
-        if round.is_some_and(|r| r < keep_from) {
-            std::fs::remove_file(entry.path())?;
-        }
+    for (_, path, _) in round_files(site, slice)?
+        .into_iter()
+        .filter(|f| f.0 < keep_from)
+    {
+        std::fs::remove_file(&path).map_err(|e| with_path(&path, e))?;
     }
     Ok(())
 }
