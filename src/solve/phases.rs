@@ -7,7 +7,7 @@
 
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
-use super::solved::{SolvedStore, SolvedValues, SolvedWorkFiles};
+use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value};
 use super::store::{self, PAGE_POSITIONS, PageCache};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
@@ -207,14 +207,6 @@ impl Work {
         })
     }
 
-    #[inline]
-    fn solved_value(&mut self, pos: &Position) -> Result<Value> {
-        self.solved
-            .as_mut()
-            .expect("phase reads finished slices")
-            .value(pos)
-    }
-
     /// Sets a resolution of this job and queues it when the phase keeps a queue.
     #[inline]
     fn resolve(&mut self, index: u64, v: Value) -> Result<()> {
@@ -236,30 +228,14 @@ impl Work {
         self.resolve(index, best)
     }
 
-    /// The best value among the moves of `pos` whose results are in finished slices (all
-    /// moves, or only the conversions), and how many such moves there are (not all are
-    /// looked up once a win is found). Leaves the moves of `pos` in `self.moves`.
+    /// See [`best_move_value`]; `cap` and `lookup` read finished slices.
     fn best_from_solved(
         &mut self,
         pos: &Position,
         conversions_only: bool,
     ) -> Result<(Value, usize)> {
-        generate_moves(pos, &mut self.moves);
-        let mut best = Value::Loss;
-        let mut counted = 0;
-        for i in 0..self.moves.len() {
-            let m = self.moves.as_slice()[i];
-            if conversions_only && !is_conversion(pos, &m) {
-                continue;
-            }
-            counted += 1;
-            match self.solved_value(&pos.successor(&m))? {
-                Value::Loss => return Ok((Value::Win, counted)),
-                Value::Draw => best = Value::Draw,
-                _ => {}
-            }
-        }
-        Ok((best, counted))
+        let solved = self.solved.as_mut().expect("phase reads finished slices");
+        best_move_value(solved, pos, &mut self.moves, conversions_only)
     }
 
     /// `DoLookups`: conversion moves give a lower bound (or the value when every move

@@ -9,7 +9,9 @@
 
 use super::store;
 use super::{Result, Site, Value};
+use crate::board::{MoveList, generate_moves};
 use crate::index::SliceIndex;
+use crate::slice::is_conversion;
 use crate::solve_err;
 use crate::{Position, Slice};
 use std::collections::HashMap;
@@ -21,6 +23,32 @@ use std::sync::{Arc, Mutex};
 pub trait SolvedValues {
     /// The exact value, Black to move, of `pos`. A position where Black has no piece is a loss.
     fn value(&mut self, pos: &Position) -> Result<Value>;
+}
+
+/// The best value among the moves of `pos` (all, or only the conversions) with their
+/// results looked up in `solved`, and how many such moves were counted (the search stops at
+/// the first win). A position without such moves is a loss. Leaves the moves in `moves`.
+pub fn best_move_value(
+    solved: &mut impl SolvedValues,
+    pos: &Position,
+    moves: &mut MoveList,
+    conversions_only: bool,
+) -> Result<(Value, usize)> {
+    generate_moves(pos, moves);
+    let mut best = Value::Loss;
+    let mut counted = 0;
+    for m in moves.iter() {
+        if conversions_only && !is_conversion(pos, m) {
+            continue;
+        }
+        counted += 1;
+        match solved.value(&pos.successor(m))? {
+            Value::Loss => return Ok((Value::Win, counted)),
+            Value::Draw => best = Value::Draw,
+            _ => {}
+        }
+    }
+    Ok((best, counted))
 }
 
 /// A multiply-shift hasher for the small integer keys of slice lookups (SipHash would cost

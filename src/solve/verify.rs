@@ -3,9 +3,9 @@
 //! finished slices. It cannot detect an isolated cycle of wrong draws, but any other error
 //! shows up as a mismatch.
 
-use super::solved::{SolvedStore, SolvedValues, SolvedWorkFiles};
-use super::{Result, Value};
-use crate::board::{MoveList, generate_moves};
+use super::Result;
+use super::solved::{SolvedStore, SolvedValues, SolvedWorkFiles, best_move_value};
+use crate::board::MoveList;
 use crate::index::SliceIndex;
 use crate::notation::position_fen;
 use crate::slice::Slice;
@@ -21,18 +21,7 @@ pub fn verify_range(slice: &Slice, first: u64, last: u64, store: &Arc<SolvedStor
     while e.valid() && e.index() < last {
         let pos = e.position();
         let stored = solved.value(&pos)?;
-        generate_moves(&pos, &mut moves);
-        let mut derived = Value::Loss;
-        for m in moves.iter() {
-            match solved.value(&pos.successor(m))? {
-                Value::Loss => {
-                    derived = Value::Win;
-                    break;
-                }
-                Value::Draw => derived = Value::Draw,
-                _ => {}
-            }
-        }
+        let (derived, _) = best_move_value(&mut solved, &pos, &mut moves, false)?;
         if stored != derived {
             return Err(solve_err!(
                 "verify {slice}: position {} ({}) is stored as {stored} but its moves give {derived}",
