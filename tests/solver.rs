@@ -57,6 +57,17 @@ fn base3() -> &'static Path {
     })
 }
 
+/// A clean build of 2201.-6/2210.6- and its dependencies on top of [`base3`], built once:
+/// what the interrupted builds are compared with.
+fn clean_2201() -> &'static Path {
+    static CLEAN: OnceLock<PathBuf> = OnceLock::new();
+    CLEAN.get_or_init(|| {
+        let d = site_from_base3("clean-2201");
+        build(&d, 5, |o| o.only = vec!["2201.-6".parse().unwrap()]);
+        d
+    })
+}
+
 fn site_from_base3(name: &str) -> PathBuf {
     let d = fresh_dir(name);
     copy_dir(base3(), &d);
@@ -175,8 +186,7 @@ fn splits_and_orders_give_identical_files() {
 /// durable), restart it each time, and the result is byte-identical to a clean build.
 #[test]
 fn sigkill_and_resume_give_identical_files() {
-    let clean = site_from_base3("kill-clean");
-    build(&clean, 5, |o| o.only = vec!["2201.-6".parse().unwrap()]);
+    let clean = clean_2201();
     let d = site_from_base3("kill");
     let mut rng = 0x2545_F491_4F6C_DD1Du64;
     let mut kills = 0;
@@ -223,15 +233,14 @@ fn sigkill_and_resume_give_identical_files() {
         kills >= 3,
         "only {kills} kills landed before the build finished"
     );
-    assert_same_files(&clean, &d, &format!("after {kills} SIGKILLs"));
+    assert_same_files(clean, &d, &format!("after {kills} SIGKILLs"));
 }
 
 /// SIGTERM makes a running build checkpoint its jobs and stop with a message; the same
 /// command then resumes and the result equals a clean build.
 #[test]
 fn sigterm_stops_the_build_at_a_checkpoint_and_it_resumes() {
-    let clean = site_from_base3("term-clean");
-    build(&clean, 5, |o| o.only = vec!["2201.-6".parse().unwrap()]);
+    let clean = clean_2201();
     let d = site_from_base3("term");
     let args = [
         "build-local",
@@ -262,7 +271,7 @@ fn sigterm_stops_the_build_at_a_checkpoint_and_it_resumes() {
     assert!(err.contains("stopped at a checkpoint"), "{err}");
     let o = jobrunner(&d, &args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_same_files(&clean, &d, "after SIGTERM and resume");
+    assert_same_files(clean, &d, "after SIGTERM and resume");
 }
 
 fn jobrunner(site: &Path, args: &[&str]) -> std::process::Output {

@@ -87,10 +87,13 @@ fn main() -> ExitCode {
     if let Err(e) = nowdb::cli::stop_on_signals() {
         return nowdb::cli::finish("jobrunner", Err(e));
     }
-    let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, None);
+    let deadline = match &args.command {
+        Command::Run { deadline_secs, .. } => *deadline_secs,
+        _ => None,
+    };
+    let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, deadline);
     match args.command {
-        Command::Run { job, deadline_secs } => {
-            let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, deadline_secs);
+        Command::Run { job, .. } => {
             match nowdb::runner::run_one(&site, &job.join(" "), &run, json, &mut out) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(3),
