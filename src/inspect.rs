@@ -20,7 +20,7 @@ pub fn write_perft(setup: &Setup, depth: u32, out: &mut dyn Write) -> io::Result
 
 /// A move in PDN notation as seen on the setup's board (`9-13`, `22x15`, `22x15x6`-style
 /// captures are written `from x to` since the captured set identifies the path).
-fn move_text(setup: &Setup, m: &crate::Move) -> String {
+pub fn move_text(setup: &Setup, m: &crate::Move) -> String {
     // Moves are generated on the Black-to-move position; map back for White.
     let m = match setup.to_move {
         Color::Black => *m,

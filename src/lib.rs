@@ -5,10 +5,13 @@
 //! - [`board`]: positions as bitboards, legal moves, reversal, perft;
 //! - [`notation`]: PDN FEN;
 //! - [`slice`]: material nodes, slices, mirrors, conversions, the dependency graph and plan;
-//! - [`index`]: the 1994 paper's Appendix-B gapless indexing and in-order enumeration.
+//! - [`index`]: the 1994 paper's Appendix-B gapless indexing and in-order enumeration;
+//! - [`solve`]: the phases, work files, position queue and local build;
+//! - [`db`]: the compressed database: `build`, `ver` and the probe.
 
 pub mod board;
 pub mod cli;
+pub mod db;
 pub mod index;
 pub mod inspect;
 pub mod notation;

@@ -143,6 +143,7 @@ pub fn run_options(buffers: usize, checkpoint_secs: u64, deadline_secs: Option<u
         deadline: deadline_secs.map(|s| Instant::now() + Duration::from_secs(s)),
         stop: Some(&STOP),
         durable: true,
+        database: None,
     }
 }
 

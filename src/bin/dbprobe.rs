@@ -1,18 +1,24 @@
-//! dbprobe: look at positions, slices and indices (and, with a database, their values).
+//! dbprobe: look at positions, slices and indices, and with `--site` ask the compressed
+//! database for their values.
 
 use clap::Parser;
 use nowdb::cli::{CliError, output_error};
+use nowdb::db::report;
+use nowdb::solve::Site;
 use nowdb::{Setup, Slice, inspect};
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     version,
-    about = "Inspect checkers positions: perft, slice and index, legal moves.",
-    long_about = "Inspect checkers positions. With a FEN (PDN, e.g. 'B:W18,K12:B3,5'; default: \
-                  the opening position) prints its slice, its index in the slice and every \
-                  legal move. --perft counts move paths; --slice with --at turns an index back \
-                  into a position."
+    about = "Inspect checkers positions and probe the endgame database.",
+    long_about = "Inspect checkers positions and probe the endgame database.\n\n\
+                  Without --site: a FEN's slice, index and legal moves; --perft counts move \
+                  paths; --slice with --at turns an index back into a position.\n\n\
+                  With --site DIR (database in DIR/db): the FEN's value (win, loss or draw \
+                  for the side to move) and every move's value for the side that plays it; \
+                  --batch answers one FEN per stdin line as FEN<TAB>value; --check compares \
+                  the database with the solver's exact values."
 )]
 struct Args {
     /// Position as PDN FEN, e.g. "B:W18,K12:B3,5" or "W:B1-12:W21-32".
@@ -26,7 +32,28 @@ struct Args {
     /// Index within --slice.
     #[arg(long, value_name = "INDEX", requires = "slice")]
     at: Option<u64>,
-    /// Machine-readable output (for the position description).
+    /// Site whose compressed database (DIR/db) answers the probes.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["perft", "slice"])]
+    site: Option<std::path::PathBuf>,
+    /// Read one FEN per line on stdin and print FEN<TAB>win|loss|draw for each.
+    #[arg(long, requires = "site", conflicts_with = "fen")]
+    batch: bool,
+    /// Compare the database with solved/: every position, or --random N of them.
+    #[arg(long, requires = "site", conflicts_with_all = ["fen", "batch"])]
+    check: bool,
+    /// With --check: this many random positions (probed one by one, timed).
+    #[arg(long, value_name = "N", requires = "check")]
+    random: Option<u64>,
+    /// With --check: only slices of this many pieces.
+    #[arg(long, value_name = "N", requires = "check")]
+    pieces: Option<u32>,
+    /// With --check: parallel threads for the every-position check.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Block cache size in MiB.
+    #[arg(long, default_value_t = 64)]
+    cache_mb: usize,
+    /// Machine-readable output.
     #[arg(long, conflicts_with_all = ["perft", "slice"])]
     json: bool,
 }
@@ -37,10 +64,38 @@ fn run(args: Args) -> Result<(), CliError> {
         let slice: Slice = name.parse().map_err(|e| format!("{e}"))?;
         return inspect::write_position_at(&slice, at, &mut out);
     }
-    let setup = match &args.fen {
-        Some(text) => text.parse::<Setup>().map_err(|e| e.to_string())?,
-        None => Setup::opening(),
+    let setup = || -> Result<Setup, CliError> {
+        match &args.fen {
+            Some(text) => Ok(text.parse::<Setup>().map_err(|e| e.to_string())?),
+            None => Ok(Setup::opening()),
+        }
     };
+    if let Some(dir) = &args.site {
+        let site = Site::new(dir);
+        let db = report::open_database(&site, args.cache_mb)?;
+        if args.batch {
+            return report::write_batch(&db, &mut std::io::stdin().lock(), args.json, &mut out);
+        }
+        if args.check {
+            let (pieces, random) = (args.pieces, args.random);
+            return report::write_check(
+                &site,
+                &db,
+                pieces,
+                random,
+                args.threads,
+                args.json,
+                &mut out,
+            );
+        }
+        if args.fen.is_none() {
+            return Err("--site needs a FEN to probe (or --batch, or --check)"
+                .to_string()
+                .into());
+        }
+        return report::write_probe(&db, &setup()?, args.json, &mut out);
+    }
+    let setup = setup()?;
     let written = match args.perft {
         Some(depth) => inspect::write_perft(&setup, depth, &mut out),
         None => inspect::write_description(&setup, args.json, &mut out),

@@ -77,6 +77,9 @@ struct BuildArgs {
     /// Build only the pairs of these slices and their dependencies.
     #[arg(long, num_args = 1..)]
     only: Vec<nowdb::Slice>,
+    /// Stop at the solved slices: skip the compressed database (build and ver phases).
+    #[arg(long)]
+    no_db: bool,
 }
 
 fn main() -> ExitCode {
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
                 small_pair: b.small_pair,
                 que_ratio: b.que_ratio,
                 only: b.only,
+                database: !b.no_db,
                 ..BuildOptions::default()
             };
             let r = nowdb::runner::build_local_command(&site, &opts, json, &mut out);

@@ -21,6 +21,10 @@ pub enum Phase {
     Que,
     /// Everything still unknown or "at least a draw" is a draw.
     Fill,
+    /// Compress a finished slice into the database (`db/`).
+    Build,
+    /// Check the compressed values against their successors read from the database.
+    Ver,
 }
 
 impl Phase {
@@ -32,6 +36,8 @@ impl Phase {
             Phase::NoIo => "noio",
             Phase::Que => "que",
             Phase::Fill => "fill",
+            Phase::Build => "build",
+            Phase::Ver => "ver",
         }
     }
 
@@ -168,6 +174,8 @@ impl FromStr for Job {
             Some("noiom") => (Phase::NoIo, true),
             Some("que") => (Phase::Que, false),
             Some("fill") => (Phase::Fill, false),
+            Some("build") => (Phase::Build, false),
+            Some("ver") => (Phase::Ver, false),
             Some(w) => return Err(bad(format!("unknown phase {w:?}"))),
             None => return Err(bad("empty job".into())),
         };

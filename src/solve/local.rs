@@ -2,7 +2,8 @@
 //! threads on this machine (`scripts/build-local`). Each pair goes through paper Figure 4:
 //! `cap`, `winmove`, `lookup`, `noio` passes alternating between the slice and its mirror
 //! while they resolve many positions, then `que` rounds until the position queue is empty,
-//! `fill`, publication to `solved/`, and optionally the consistency check.
+//! `fill`, publication to `solved/`, optionally the consistency check, then `build` into the
+//! compressed database and, once the pairs below are verified, `ver`.
 //!
 //! Every step is a [`Job`] on a page-aligned range, run through [`run_job`] exactly as a
 //! remote runner would; jobs are idempotent (a finished job's checkpoint returns its
@@ -48,6 +49,8 @@ pub struct BuildOptions {
     pub splits: Option<u64>,
     /// Run the ready jobs of a pair in a pseudo-random order drawn from this seed.
     pub shuffle: Option<u64>,
+    /// Compress every finished pair into `db/` (`build`) and check it there (`ver`).
+    pub database: bool,
 }
 
 impl Default for BuildOptions {
@@ -64,6 +67,7 @@ impl Default for BuildOptions {
             only: Vec::new(),
             splits: None,
             shuffle: None,
+            database: true,
         }
     }
 }
@@ -93,6 +97,10 @@ enum Stage {
     Que(u32),
     Fill,
     Verify,
+    Build,
+    /// Built, waiting for the pairs below to be verified before `ver`.
+    Built,
+    Ver,
     Done,
 }
 
@@ -241,11 +249,18 @@ impl Builder<'_> {
         sh.pairs[p].stage_stats = vec![PhaseStats::default(); slices.len()];
         let mut jobs = Vec::new();
         match stage {
-            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::Fill => {
+            Stage::Cap
+            | Stage::WinMove
+            | Stage::Lookup
+            | Stage::Fill
+            | Stage::Build
+            | Stage::Ver => {
                 let phase = match stage {
                     Stage::Cap => Phase::Cap,
                     Stage::WinMove => Phase::WinMove,
                     Stage::Lookup => Phase::Lookup,
+                    Stage::Build => Phase::Build,
+                    Stage::Ver => Phase::Ver,
                     _ => Phase::Fill,
                 };
                 for s in &slices {
@@ -276,7 +291,7 @@ impl Builder<'_> {
                 }
                 return Ok(());
             }
-            Stage::Waiting | Stage::Done => {}
+            Stage::Waiting | Stage::Built | Stage::Done => {}
         }
         if jobs.is_empty() {
             return self.advance(sh, p);
@@ -305,6 +320,7 @@ impl Builder<'_> {
             _ => 0,
         };
         let next = match st.stage {
+            Stage::Waiting if st.published => self.database_stage(&st.slices),
             Stage::Waiting => self.recorded_stage(&st.slices)?.unwrap_or(Stage::Cap),
             Stage::Cap => Stage::WinMove,
             Stage::WinMove => Stage::Lookup,
@@ -320,16 +336,68 @@ impl Builder<'_> {
                 if self.opts.verify {
                     Stage::Verify
                 } else {
-                    Stage::Done
+                    self.database_stage(&sh.pairs[p].slices)
                 }
             }
-            Stage::Verify | Stage::Done => Stage::Done,
+            Stage::Verify => self.database_stage(&st.slices),
+            Stage::Build => Stage::Built,
+            Stage::Built => Stage::Ver,
+            Stage::Ver => {
+                for s in &st.slices {
+                    let marker = self.verified_marker(s);
+                    std::fs::write(&marker, "")
+                        .map_err(|e| solve_err!("{}: {e}", marker.display()))?;
+                }
+                Stage::Done
+            }
+            Stage::Done => Stage::Done,
         };
-        if next == Stage::Done {
-            sh.pairs[p].stage = Stage::Done;
-            return Ok(());
+        match next {
+            Stage::Done => {
+                sh.pairs[p].stage = Stage::Done;
+                self.start_ready_ver(sh)
+            }
+            Stage::Built => {
+                sh.pairs[p].stage = Stage::Built;
+                self.start_ready_ver(sh)
+            }
+            _ => self.enter(sh, p, next),
         }
-        self.enter(sh, p, next)
+    }
+
+    /// Where a published pair goes next: compressing, checking, or nothing left to do.
+    fn database_stage(&self, slices: &[Slice]) -> Stage {
+        let db = self.site.db_dir();
+        if !self.opts.database || slices.iter().all(|s| self.verified_marker(s).exists()) {
+            Stage::Done
+        } else if slices
+            .iter()
+            .all(|s| crate::db::probe::slice_path(&db, s).exists())
+        {
+            Stage::Built
+        } else {
+            Stage::Build
+        }
+    }
+
+    fn verified_marker(&self, s: &Slice) -> std::path::PathBuf {
+        self.site.root().join(format!("work/ckpt/db-{s}.verified"))
+    }
+
+    /// `ver` reads the compressed slices below (and theirs, through capture searches): it
+    /// starts once every pair it depends on is verified.
+    fn start_ready_ver(&self, sh: &mut Shared) -> Result<()> {
+        for p in 0..sh.pairs.len() {
+            if sh.pairs[p].stage == Stage::Built
+                && sh.pairs[p]
+                    .deps
+                    .iter()
+                    .all(|&d| sh.pairs[d].stage == Stage::Done)
+            {
+                self.enter(sh, p, Stage::Ver)?;
+            }
+        }
+        Ok(())
     }
 
     fn is_small(&self, slices: &[Slice]) -> bool {
@@ -545,7 +613,8 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         }
         pairs.push(PairState {
             deps: pair.dependencies().iter().map(|d| pos_of[d]).collect(),
-            stage: if solved { Stage::Done } else { Stage::Waiting },
+            // A solved pair may still need its database stages.
+            stage: Stage::Waiting,
             slices,
             running: 0,
             stage_stats: Vec::new(),
@@ -576,6 +645,13 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         .unwrap_or_else(|| SolvedStore::new(site, 1 << 30));
     let mut run = opts.run.clone();
     run.solved = Some(solved.clone());
+    if opts.database && run.database.is_none() {
+        crate::db::build::ensure_version_file(site)?;
+        run.database = Some(Arc::new(crate::db::Database::open(
+            &site.db_dir(),
+            256 << 20,
+        )?));
+    }
     let opts = &BuildOptions {
         run,
         ..opts.clone()

@@ -61,6 +61,9 @@ pub struct RunOptions {
     /// a machine crash. Without it a crash may leave the files inconsistent: the local build
     /// uses that only for small slice pairs, which it redoes from scratch after a restart.
     pub durable: bool,
+    /// The compressed database `ver` reads, shared by the jobs of a process; `None`: the
+    /// job opens its own.
+    pub database: Option<std::sync::Arc<crate::db::Database>>,
 }
 
 impl Default for RunOptions {
@@ -72,6 +75,7 @@ impl Default for RunOptions {
             deadline: None,
             stop: None,
             durable: true,
+            database: None,
         }
     }
 }
@@ -437,6 +441,9 @@ impl Clock<'_> {
 /// Runs `job` (resuming from its checkpoint if it has one) and checkpoints at the end.
 pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     job.validate().map_err(super::SolveError)?;
+    if matches!(job.phase, Phase::Build | Phase::Ver) {
+        return crate::db::build::run_db_job(site, job, opts);
+    }
     let saved = checkpoint::load(site, job)?;
     if let Some(c) = saved
         && c.complete
@@ -474,6 +481,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             check_resume(job, start, 0, items.len() as u64)?;
             scan_items(site, &mut w, &mut clock, &Items::List(items), start)?
         }
+        Phase::Build | Phase::Ver => unreachable!("database phases return above"),
     };
     match end {
         None => {

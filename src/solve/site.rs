@@ -5,6 +5,8 @@
 //! work/queue/<slice>/r<R>-<first>.pq  positions a job of round R resolved (the position queue)
 //! work/ckpt/<job>.ckpt                checkpoint of a job: next index, queue length, statistics
 //! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
+//! db/<slice>.ndb                      compressed slice (docs/FORMAT.md)
+//! db/parts/<slice>/<first>-<last>.part runs of one `build` job, until the slice is assembled
 //! ```
 //!
 //! A slice moves from `work/` to `solved/` by one rename once both it and its mirror are
@@ -42,6 +44,11 @@ impl Site {
 
     pub fn solved_file(&self, s: &Slice) -> PathBuf {
         self.root.join("solved").join(format!("{s}.nwk"))
+    }
+
+    /// The compressed database directory.
+    pub fn db_dir(&self) -> PathBuf {
+        self.root.join("db")
     }
 
     pub fn solved_dir(&self) -> PathBuf {

@@ -1,0 +1,299 @@
+//! The `build` and `ver` phases (paper Figure 4, 2003 paper Table 3).
+//!
+//! `build` on a page-aligned range classifies its positions and writes the refilled runs as
+//! a part file; the job that completes the set of parts codes the whole slice and publishes
+//! `db/<slice>.ndb` by rename, so a reader never sees a half-written slice and the file does
+//! not depend on how the slice was split. `ver` checks every stored value of a range
+//! against its successors read from the compressed database only.
+
+use super::crc32::crc32;
+use super::format::write_slice;
+use super::probe::{CaptureCache, Database, VERSION_LINE, slice_path};
+use super::removed::{Kind, RangeRuns, classify, join_runs, range_runs};
+use crate::board::MoveList;
+use crate::notation::position_fen;
+use crate::slice::Slice;
+use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::solved::{SolvedSlice, best_move_value};
+use crate::solve::store::sync_dir;
+use crate::solve::{Job, Phase, Result, Site, Value};
+use crate::solve_err;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const PART_MAGIC: &[u8; 8] = b"NOWDBPT1";
+/// How often (in positions) a long job looks at the stop flag and the deadline.
+const STOP_CHECK: u64 = 1 << 16;
+
+/// Runs a `build` or `ver` job. Neither writes a checkpoint: a stopped job is simply run
+/// again (a range is a few seconds of work and its output appears atomically).
+pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    match job.phase {
+        Phase::Build => build_range(site, job, opts),
+        Phase::Ver => {
+            let db = match &opts.database {
+                Some(db) => db.clone(),
+                None => Arc::new(Database::open(&site.db_dir(), 64 << 20)?),
+            };
+            verify_range(&db, job, opts)
+        }
+        _ => unreachable!("not a database phase: {}", job.phase),
+    }
+}
+
+fn stop_requested(opts: &RunOptions) -> bool {
+    opts.stop
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        || opts
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+}
+
+fn parts_dir(site: &Site, slice: &Slice) -> PathBuf {
+    site.db_dir().join("parts").join(slice.to_string())
+}
+
+/// Writes `db/VERSION` once (temp + rename).
+pub fn ensure_version_file(site: &Site) -> Result<()> {
+    let dir = site.db_dir();
+    let path = dir.join("VERSION");
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
+    let tmp = dir.join(format!(".VERSION.{}", std::process::id()));
+    std::fs::write(&tmp, format!("{VERSION_LINE}\n"))
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| solve_err!("{}: {e}", path.display()))
+}
+
+fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    let slice = job.slice;
+    ensure_version_file(site)?;
+    let final_path = slice_path(&site.db_dir(), &slice);
+    let stats = PhaseStats {
+        looked: job.last - job.first,
+        ..Default::default()
+    };
+    if final_path.exists() {
+        return Ok(Outcome::Done(stats));
+    }
+    let solved = match &opts.solved {
+        Some(store) => store.get(slice)?,
+        None => Arc::new(SolvedSlice::load(site, slice)?),
+    };
+    let ix = crate::index::SliceIndex::new(slice);
+    // Classified in chunks so that a stop request is seen within a fraction of a second.
+    let mut runs = RangeRuns::default();
+    let mut at = job.first;
+    while at < job.last {
+        if stop_requested(opts) {
+            return Ok(Outcome::Stopped {
+                next: job.first,
+                stats: PhaseStats::default(),
+            });
+        }
+        let end = (at + STOP_CHECK * 16).min(job.last);
+        runs.append(range_runs(&ix, at, end, |i| solved.get(i)).0);
+        at = end;
+    }
+    write_part(site, job, &runs)?;
+    assemble(site, &slice)?;
+    Ok(Outcome::Done(stats))
+}
+
+fn part_path(site: &Site, job: &Job) -> PathBuf {
+    parts_dir(site, &job.slice).join(format!("{}-{}.part", job.first, job.last))
+}
+
+fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
+    let dir = parts_dir(site, &job.slice);
+    std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
+    let mut bytes = Vec::with_capacity(48 + 8 * runs.runs.len());
+    bytes.extend_from_slice(PART_MAGIC);
+    for x in [
+        job.first,
+        job.last,
+        runs.lead_removed,
+        runs.runs.len() as u64,
+    ] {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    for &(v, len) in &runs.runs {
+        bytes.extend_from_slice(&(len << 2 | v as u64).to_le_bytes());
+    }
+    let crc = crc32(&bytes);
+    bytes.extend_from_slice(&crc.to_le_bytes());
+    let path = part_path(site, job);
+    let tmp = dir.join(format!(
+        ".{}-{}.{}",
+        job.first,
+        job.last,
+        std::process::id()
+    ));
+    let write = || -> std::io::Result<()> {
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| solve_err!("{}: {e}", path.display()))
+}
+
+fn read_part(path: &Path) -> Result<(u64, u64, RangeRuns)> {
+    let bad = |what: &str| solve_err!("{}: {what}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| bad(&e.to_string()))?;
+    if bytes.len() < 44 || &bytes[0..8] != PART_MAGIC {
+        return Err(bad("not a build part (bad magic or too short)"));
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 4);
+    if crc32(body) != u32::from_le_bytes(tail.try_into().unwrap()) {
+        return Err(bad("CRC error"));
+    }
+    let word = |k: usize| u64::from_le_bytes(body[8 + 8 * k..16 + 8 * k].try_into().unwrap());
+    let (first, last, lead, n) = (word(0), word(1), word(2), word(3));
+    if body.len() as u64 != 40 + 8 * n {
+        return Err(bad("length does not match its run count"));
+    }
+    let mut runs = Vec::with_capacity(n as usize);
+    for k in 0..n as usize {
+        let w = word(4 + k);
+        let v = Value::from_bits(w as u8);
+        if v == Value::Unknown || w >> 2 == 0 {
+            return Err(bad("bad run"));
+        }
+        runs.push((v, w >> 2));
+    }
+    Ok((
+        first,
+        last,
+        RangeRuns {
+            lead_removed: lead,
+            runs,
+        },
+    ))
+}
+
+/// Codes and publishes the slice if its parts cover it; otherwise does nothing.
+fn assemble(site: &Site, slice: &Slice) -> Result<()> {
+    let dir = parts_dir(site, slice);
+    let final_path = slice_path(&site.db_dir(), slice);
+    let count = slice.count();
+    let mut found = Vec::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        // Another job published it and removed the parts.
+        Err(_) if final_path.exists() => return Ok(()),
+        Err(e) => return Err(solve_err!("{}: {e}", dir.display())),
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(range) = name.strip_suffix(".part") else {
+            continue;
+        };
+        let parsed = range
+            .split_once('-')
+            .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)));
+        let Some((first, last)) = parsed else {
+            return Err(solve_err!("{}: not a part name", e.path().display()));
+        };
+        found.push((first, last, e.path()));
+    }
+    found.sort();
+    // The parts must tile 0..count; parts of an older, different split are ignored only if
+    // a tiling exists without them.
+    let mut chosen = Vec::new();
+    let mut at = 0;
+    for (first, last, path) in &found {
+        if *first == at {
+            chosen.push(path.clone());
+            at = *last;
+        }
+    }
+    if at != count {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    for path in &chosen {
+        match read_part(path) {
+            Ok((_, _, runs)) => parts.push(runs),
+            Err(_) if final_path.exists() => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    let runs = join_runs(parts);
+    let tmp = site
+        .db_dir()
+        .join(format!(".{slice}.ndb.{}", std::process::id()));
+    write_slice(&tmp, slice, count, &runs)?;
+    std::fs::rename(&tmp, &final_path)
+        .and_then(|_| sync_dir(&final_path))
+        .map_err(|e| solve_err!("publishing {}: {e}", final_path.display()))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Checks every stored value of the job's range against its successors, read from the
+/// compressed database.
+pub fn verify_range(db: &Database, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    let s = db.slice(&job.slice)?;
+    let mut cache = CaptureCache::new(1 << 20);
+    let mut moves = MoveList::new();
+    let mut e = s.index.enumerate_from(job.first);
+    let mut stats = PhaseStats::default();
+    let mut stopped = false;
+    let mut since_check = 0u64;
+    s.file.for_each_run(job.first, job.last, |first, len, stored| {
+        for i in first..first + len {
+            debug_assert_eq!(e.index(), i);
+            let pos = e.position();
+            e.advance();
+            if classify(&pos, &mut moves) != Kind::Stored {
+                continue;
+            }
+            let mut lookup = DbValues { db, cache: &mut cache };
+            let (derived, _) = best_move_value(&mut lookup, &pos, &mut moves, false)?;
+            if derived != stored {
+                return Err(solve_err!(
+                    "ver {}: position {i} ({}) is stored as {stored} but its moves give {derived}",
+                    job.slice,
+                    position_fen(&pos)
+                ));
+            }
+            stats.looked += 1;
+            match stored {
+                Value::Win => stats.win += 1,
+                Value::Loss => stats.loss += 1,
+                _ => stats.draw += 1,
+            }
+        }
+        since_check += len;
+        if since_check >= STOP_CHECK {
+            since_check = 0;
+            if stop_requested(opts) {
+                stopped = true;
+                return Err(solve_err!("stopped"));
+            }
+        }
+        Ok(())
+    })
+    .or_else(|e| if stopped { Ok(()) } else { Err(e) })?;
+    if stopped {
+        return Ok(Outcome::Stopped {
+            next: job.first,
+            stats: PhaseStats::default(),
+        });
+    }
+    Ok(Outcome::Done(stats))
+}
+
+/// Successor values from the compressed database, for [`best_move_value`].
+struct DbValues<'a> {
+    db: &'a Database,
+    cache: &'a mut CaptureCache,
+}
+
+impl crate::solve::solved::SolvedValues for DbValues<'_> {
+    fn value(&mut self, pos: &crate::Position) -> Result<Value> {
+        self.db.probe_cached(pos, self.cache)
+    }
+}

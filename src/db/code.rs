@@ -1,0 +1,378 @@
+//! The run code of docs/FORMAT.md: each run is one symbol (hit or miss of the predicted
+//! value, and a length class) of a canonical prefix code chosen by the context (the value of
+//! the previous run), followed by raw extra bits for long runs.
+
+/// Symbols per context: 64 exact lengths and 41 length classes, for hits and for misses.
+pub const SYMBOLS: usize = 210;
+/// One code per value of the previous run (win, loss, draw).
+pub const CONTEXTS: usize = 3;
+/// Longest code word.
+pub const MAX_CODE_LEN: u32 = 15;
+/// Runs up to this length have a symbol of their own.
+const EXACT: u64 = 64;
+const PER_HIT: u16 = 105;
+/// Bits looked up at once when decoding; longer codes take the canonical walk.
+const PEEK: u32 = 10;
+
+/// The symbol, extra-bit count and extra-bit value coding a run of `len` (>= 1).
+#[inline]
+pub fn symbol_of(hit: bool, len: u64) -> (u16, u32, u64) {
+    debug_assert!(len >= 1);
+    let h = if hit { 0 } else { PER_HIT };
+    if len <= EXACT {
+        (h + (len - 1) as u16, 0, 0)
+    } else {
+        let n = len - EXACT; // >= 1
+        let j = 63 - n.leading_zeros();
+        (h + EXACT as u16 + j as u16, j, n - (1u64 << j))
+    }
+}
+
+/// Whether `sym` is a hit, its extra-bit count, and its length before the extra bits.
+#[inline]
+fn meaning(sym: u16) -> (bool, u32, u64) {
+    let hit = sym < PER_HIT;
+    let c = (sym % PER_HIT) as u64;
+    if c < EXACT {
+        (hit, 0, c + 1)
+    } else {
+        let j = (c - EXACT) as u32;
+        (hit, j, EXACT + (1u64 << j))
+    }
+}
+
+/// Whether `sym` is a hit, and the lengths it covers (first, one past the last).
+pub fn symbol_range(sym: u16) -> (bool, (u64, u64)) {
+    let (hit, extra, base) = meaning(sym);
+    (hit, (base, base + (1u64 << extra)))
+}
+
+/// Code lengths (0 = unused) of a prefix code for `freqs`, no longer than [`MAX_CODE_LEN`]:
+/// Huffman's construction, with the counts halved until the longest code fits.
+pub fn code_lengths(freqs: &[u64]) -> Vec<u8> {
+    let mut f: Vec<u64> = freqs.to_vec();
+    loop {
+        let lengths = huffman_lengths(&f);
+        if lengths.iter().all(|&l| l as u32 <= MAX_CODE_LEN) {
+            return lengths;
+        }
+        for x in f.iter_mut().filter(|x| **x > 0) {
+            *x = (*x >> 1).max(1);
+        }
+    }
+}
+
+fn huffman_lengths(freqs: &[u64]) -> Vec<u8> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let n = freqs.len();
+    let mut lengths = vec![0u8; n];
+    let used: Vec<usize> = (0..n).filter(|&i| freqs[i] > 0).collect();
+    match used.len() {
+        0 => return lengths,
+        1 => {
+            lengths[used[0]] = 1;
+            return lengths;
+        }
+        _ => {}
+    }
+    // Nodes 0..n are symbols, later ones internal; ties break on the node number so the
+    // code is a pure function of the counts.
+    let mut parent = vec![usize::MAX; n];
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
+        used.iter().map(|&i| Reverse((freqs[i], i))).collect();
+    while heap.len() > 1 {
+        let Reverse((fa, a)) = heap.pop().expect("two nodes");
+        let Reverse((fb, b)) = heap.pop().expect("two nodes");
+        let node = parent.len();
+        parent.push(usize::MAX);
+        parent[a] = node;
+        parent[b] = node;
+        heap.push(Reverse((fa + fb, node)));
+    }
+    for &i in &used {
+        let mut depth = 0u8;
+        let mut j = i;
+        while parent[j] != usize::MAX {
+            j = parent[j];
+            depth = depth.saturating_add(1);
+        }
+        lengths[i] = depth;
+    }
+    lengths
+}
+
+/// Canonical code words for `lengths`: shorter codes first, then lower symbols.
+fn canonical(lengths: &[u8]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..lengths.len()).filter(|&i| lengths[i] > 0).collect();
+    order.sort_by_key(|&i| (lengths[i], i));
+    let mut codes = vec![0u32; lengths.len()];
+    let mut code = 0u32;
+    let mut prev_len = 0u8;
+    for &i in &order {
+        code <<= lengths[i] - prev_len;
+        prev_len = lengths[i];
+        codes[i] = code;
+        code += 1;
+    }
+    codes
+}
+
+/// Whether `lengths` form a complete-or-incomplete prefix code (Kraft sum at most 1) with
+/// lengths in range: what a reader checks before building tables from a file.
+pub fn lengths_valid(lengths: &[u8]) -> bool {
+    let mut kraft = 0u64;
+    for &l in lengths {
+        if l as u32 > MAX_CODE_LEN {
+            return false;
+        }
+        if l > 0 {
+            kraft += 1u64 << (MAX_CODE_LEN - l as u32);
+        }
+    }
+    kraft <= 1u64 << MAX_CODE_LEN
+}
+
+/// Code words of every context, for writing.
+pub struct Encoder {
+    words: Vec<[(u32, u8); SYMBOLS]>,
+}
+
+impl Encoder {
+    /// `lengths[ctx][sym]`.
+    pub fn new(lengths: &[[u8; SYMBOLS]; CONTEXTS]) -> Encoder {
+        let words = lengths
+            .iter()
+            .map(|l| {
+                let codes = canonical(l);
+                let mut w = [(0u32, 0u8); SYMBOLS];
+                for s in 0..SYMBOLS {
+                    w[s] = (codes[s], l[s]);
+                }
+                w
+            })
+            .collect();
+        Encoder { words }
+    }
+
+    /// Bits needed for a run in context `ctx`, or `None` when the code has no word for it.
+    pub fn bits(&self, ctx: usize, hit: bool, len: u64) -> Option<u32> {
+        let (sym, extra, _) = symbol_of(hit, len);
+        let (_, l) = self.words[ctx][sym as usize];
+        (l > 0).then_some(l as u32 + extra)
+    }
+
+    /// Appends a run; the code must have a word for it (see [`Encoder::bits`]).
+    pub fn put(&self, out: &mut BitWriter, ctx: usize, hit: bool, len: u64) {
+        let (sym, extra, x) = symbol_of(hit, len);
+        let (code, l) = self.words[ctx][sym as usize];
+        assert!(l > 0, "no code word for symbol {sym} in context {ctx}");
+        out.put(code as u64, l as u32);
+        if extra > 0 {
+            out.put(x, extra);
+        }
+    }
+}
+
+/// Most-significant-bit-first bit output.
+#[derive(Default)]
+pub struct BitWriter {
+    pub bytes: Vec<u8>,
+    acc: u64,
+    nacc: u32,
+    bits: u64,
+}
+
+impl BitWriter {
+    pub fn put(&mut self, value: u64, n: u32) {
+        debug_assert!(n <= 56 && (n == 64 || value >> n == 0));
+        self.acc = (self.acc << n) | value;
+        self.nacc += n;
+        self.bits += n as u64;
+        while self.nacc >= 8 {
+            self.nacc -= 8;
+            self.bytes.push((self.acc >> self.nacc) as u8);
+        }
+        self.acc &= (1u64 << self.nacc) - 1;
+    }
+
+    pub fn bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// The bytes written, the last one zero padded.
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.nacc > 0 {
+            self.bytes.push((self.acc << (8 - self.nacc)) as u8);
+        }
+        self.bytes
+    }
+}
+
+/// One decoded run: hit or miss, and its length.
+pub struct Run {
+    pub hit: bool,
+    pub len: u64,
+    /// Bits the run took (code word and extra bits).
+    pub bits: u32,
+}
+
+/// Decoding tables of one context.
+struct Table {
+    /// Indexed by the next [`PEEK`] bits: `len | hit << 4 | extra << 5 | symbol << 12`, or 0
+    /// when the code word is longer than [`PEEK`] bits.
+    fast: [u32; 1 << PEEK],
+    /// Canonical walk: per length, the first code word, the number of words, and where its
+    /// symbols start in `sorted`.
+    first: [u32; MAX_CODE_LEN as usize + 1],
+    count: [u16; MAX_CODE_LEN as usize + 1],
+    start: [u16; MAX_CODE_LEN as usize + 1],
+    sorted: Vec<u16>,
+}
+
+/// Decoding tables of every context of one file.
+pub struct Decoder {
+    tables: Vec<Table>,
+}
+
+impl Decoder {
+    /// Tables for valid `lengths` (see [`lengths_valid`]).
+    pub fn new(lengths: &[[u8; SYMBOLS]; CONTEXTS]) -> Decoder {
+        let tables = lengths.iter().map(Table::new).collect();
+        Decoder { tables }
+    }
+
+    /// Decodes the run whose code word starts in the top bits of `window` (at least 55
+    /// valid bits), or `None` for a bit string that is no code word.
+    #[inline]
+    pub fn run(&self, ctx: usize, window: u64) -> Option<Run> {
+        let t = &self.tables[ctx];
+        let e = t.fast[(window >> (64 - PEEK)) as usize];
+        let (sym, l) = if e != 0 {
+            ((e >> 12) as u16, e & 15)
+        } else {
+            t.slow(window)?
+        };
+        let (hit, extra, base) = meaning(sym);
+        let len = if extra == 0 {
+            base
+        } else {
+            base + ((window << l) >> (64 - extra))
+        };
+        Some(Run {
+            hit,
+            len,
+            bits: l + extra,
+        })
+    }
+}
+
+impl Table {
+    fn new(lengths: &[u8; SYMBOLS]) -> Table {
+        let codes = canonical(lengths);
+        let mut t = Table {
+            fast: [0; 1 << PEEK],
+            first: [0; MAX_CODE_LEN as usize + 1],
+            count: [0; MAX_CODE_LEN as usize + 1],
+            start: [0; MAX_CODE_LEN as usize + 1],
+            sorted: Vec::new(),
+        };
+        let mut order: Vec<usize> = (0..SYMBOLS).filter(|&i| lengths[i] > 0).collect();
+        order.sort_by_key(|&i| (lengths[i], i));
+        for &s in &order {
+            let l = lengths[s] as usize;
+            if t.count[l] == 0 {
+                t.first[l] = codes[s];
+                t.start[l] = t.sorted.len() as u16;
+            }
+            t.count[l] += 1;
+            t.sorted.push(s as u16);
+            if l as u32 <= PEEK {
+                let (hit, extra, _) = meaning(s as u16);
+                let entry = l as u32 | (hit as u32) << 4 | extra << 5 | (s as u32) << 12;
+                let shift = PEEK - l as u32;
+                let base = (codes[s] << shift) as usize;
+                for e in &mut t.fast[base..base + (1 << shift)] {
+                    *e = entry;
+                }
+            }
+        }
+        t
+    }
+
+    #[cold]
+    fn slow(&self, window: u64) -> Option<(u16, u32)> {
+        for l in 1..=MAX_CODE_LEN as usize {
+            let n = self.count[l] as u32;
+            if n == 0 {
+                continue;
+            }
+            let code = (window >> (64 - l)) as u32;
+            if code >= self.first[l] && code - self.first[l] < n {
+                let s = self.sorted[self.start[l] as usize + (code - self.first[l]) as usize];
+                return Some((s, l as u32));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_round_trip_every_length_class() {
+        for len in (1..300).chain([1 << 20, (1 << 40) + 12345, u32::MAX as u64 * 300]) {
+            for hit in [true, false] {
+                let (sym, extra, x) = symbol_of(hit, len);
+                let (h, e, base) = meaning(sym);
+                assert_eq!((h, e), (hit, extra));
+                assert_eq!(base + x, len, "len {len}");
+                assert!((sym as usize) < SYMBOLS);
+            }
+        }
+    }
+
+    #[test]
+    fn codes_decode_what_they_encode() {
+        let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
+        for (c, f) in freqs.iter_mut().enumerate() {
+            for (s, x) in f.iter_mut().enumerate() {
+                // Skewed counts, some zero, so both table paths are used.
+                *x = if s % 7 == c {
+                    0
+                } else {
+                    1 + (1u64 << (40 - (s % 40)))
+                };
+            }
+        }
+        let lengths: [[u8; SYMBOLS]; CONTEXTS] =
+            std::array::from_fn(|c| code_lengths(&freqs[c]).try_into().unwrap());
+        assert!(lengths.iter().all(|l| lengths_valid(l)));
+        assert!(lengths.iter().flatten().any(|&l| l as u32 > PEEK));
+        let enc = Encoder::new(&lengths);
+        let dec = Decoder::new(&lengths);
+        let mut runs = Vec::new();
+        let mut w = BitWriter::default();
+        for i in 0..5000u64 {
+            let ctx = (i % 3) as usize;
+            let hit = i % 5 != 0;
+            let len = 1 + (i * 2654435761 % 1000) * (1 + i % 3) * (i % 11 + 1);
+            if enc.bits(ctx, hit, len).is_some() {
+                enc.put(&mut w, ctx, hit, len);
+                runs.push((ctx, hit, len));
+            }
+        }
+        let mut bytes = w.finish();
+        bytes.extend([0u8; 8]);
+        let mut bit = 0u64;
+        for &(ctx, hit, len) in &runs {
+            let i = (bit / 8) as usize;
+            let window = u64::from_be_bytes(bytes[i..i + 8].try_into().unwrap()) << (bit % 8);
+            let r = dec.run(ctx, window).unwrap();
+            assert_eq!((r.hit, r.len), (hit, len));
+            bit += r.bits as u64;
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Writing and reading one compressed slice file (docs/FORMAT.md).
+
+use super::code::{self, BitWriter, CONTEXTS, Decoder, Encoder, SYMBOLS};
+use super::crc32::{Crc32, crc32};
+use crate::slice::Slice;
+use crate::solve::{Result, Value};
+use crate::solve_err;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+pub const MAGIC: &[u8; 8] = b"NOWDBDB\0";
+pub const VERSION: u32 = 1;
+pub const REMOVAL_RULE: u32 = 1;
+pub const BLOCK_BYTES: usize = 1024;
+/// Sync points per block written by this version.
+pub const SYNC_POINTS: usize = 8;
+/// The fixed part of the header; a file with its own code adds [`CODE_BYTES`].
+const FIXED_HEADER: usize = 48;
+const CODE_BYTES: usize = 316;
+const _: () = assert!(2 * CODE_BYTES > CONTEXTS * SYMBOLS);
+/// Below this many payload bytes a file is written without sync points.
+const SMALL_PAYLOAD: u64 = 128;
+
+/// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere.
+pub struct Block(pub [u8; BLOCK_BYTES + 8]);
+
+fn value_code(v: Value) -> u8 {
+    v as u8 - 1
+}
+
+fn value_of(code: u8) -> Value {
+    Value::from_bits(code + 1)
+}
+
+/// The cycle win -> loss -> draw -> win, on codes 0..3.
+fn next_in_cycle(c: u8) -> u8 {
+    (c + 1) % 3
+}
+
+/// The third value code.
+#[inline]
+fn third(a: u8, b: u8) -> u8 {
+    3 - a - b
+}
+
+fn state_byte(cur: u8, prev: u8) -> u8 {
+    2 * cur + u8::from(prev != next_in_cycle(cur))
+}
+
+fn state_of(byte: u8) -> Option<(u8, u8)> {
+    let cur = byte / 2;
+    if cur > 2 {
+        return None;
+    }
+    let prev = if byte.is_multiple_of(2) {
+        next_in_cycle(cur)
+    } else {
+        third(cur, next_in_cycle(cur))
+    };
+    Some((cur, prev))
+}
+
+fn header_bytes_for(sync_points: usize) -> usize {
+    5 + 6 * (sync_points - 1)
+}
+
+/// Symbol counts of `runs` coded as one stream, plus one of every symbol: a block start
+/// or a run cut at a block boundary may need a symbol the stream does not.
+fn own_code(runs: &[(Value, u64)]) -> [[u8; SYMBOLS]; CONTEXTS] {
+    let mut freqs = [[1u64; SYMBOLS]; CONTEXTS];
+    let (mut cur, mut prev) = (3u8, 3u8);
+    for &(v, len) in runs {
+        let v = value_code(v);
+        let (sym, _, _) = code::symbol_of(v == prev, len);
+        if cur < 3 {
+            freqs[cur as usize][sym as usize] += 1;
+        }
+        prev = cur;
+        cur = v;
+    }
+    std::array::from_fn(|c| {
+        code::code_lengths(&freqs[c])
+            .try_into()
+            .expect("one length per symbol")
+    })
+}
+
+/// The built-in code of files too small to carry their own: run lengths falling off as
+/// `len^-1.5`, misses 16 times rarer than hits.
+pub fn default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
+    let mut freqs = [0u64; SYMBOLS];
+    for (sym, f) in freqs.iter_mut().enumerate() {
+        let (hit, len) = code::symbol_range(sym as u16);
+        let weight = (1u64 << 40) as f64 * ((len.0 as f64).powf(-0.5) - (len.1 as f64).powf(-0.5));
+        *f = (weight / if hit { 1.0 } else { 16.0 }).max(1.0) as u64;
+    }
+    let lengths: [u8; SYMBOLS] = code::code_lengths(&freqs).try_into().expect("lengths");
+    [lengths; CONTEXTS]
+}
+
+/// A coded slice, ready to write.
+struct Coded {
+    own_code: bool,
+    lengths: [[u8; SYMBOLS]; CONTEXTS],
+    sync_points: usize,
+    index: Vec<u64>,
+    blocks: Vec<Vec<u8>>,
+}
+
+impl Coded {
+    fn bytes(&self) -> usize {
+        FIXED_HEADER
+            + if self.own_code { CODE_BYTES } else { 0 }
+            + 4
+            + 8 * self.index.len()
+            + self.blocks.iter().map(|b| b.len()).sum::<usize>()
+    }
+}
+
+/// Codes the refilled `runs` (covering exactly `count` positions) of `slice` and writes the
+/// file to `path` (the caller publishes it by rename). Returns the file's length.
+pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]) -> Result<u64> {
+    assert_eq!(
+        runs.iter().map(|r| r.1).sum::<u64>(),
+        count,
+        "runs must cover {slice}"
+    );
+    // Whichever code gives the smaller file; small files also skip the sync points.
+    let mut best: Option<Coded> = None;
+    for (own_code, lengths) in [(false, default_code()), (true, own_code(runs))] {
+        let enc = Encoder::new(&lengths);
+        let mut coded = code_blocks(&enc, runs, count, SYNC_POINTS);
+        coded.own_code = own_code;
+        coded.lengths = lengths;
+        if coded.blocks.len() == 1 && coded.blocks[0].len() as u64 <= SMALL_PAYLOAD {
+            coded = Coded {
+                own_code,
+                lengths,
+                ..code_blocks(&enc, runs, count, 1)
+            };
+        }
+        if best.as_ref().is_none_or(|b| coded.bytes() < b.bytes()) {
+            best = Some(coded);
+        }
+    }
+    let coded = best.expect("two candidates");
+
+    let mut out = Vec::with_capacity(coded.bytes());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(REMOVAL_RULE as u16).to_le_bytes());
+    out.extend_from_slice(&u16::from(coded.own_code).to_le_bytes());
+    let mut name = [0u8; 16];
+    name[..slice.to_string().len()].copy_from_slice(slice.to_string().as_bytes());
+    out.extend_from_slice(&name);
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&(coded.index.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(coded.sync_points as u16).to_le_bytes());
+    let last_len = coded.blocks.last().map_or(0, |b| b.len());
+    out.extend_from_slice(&(last_len as u16).to_le_bytes());
+    if coded.own_code {
+        let mut packed = [0u8; CODE_BYTES];
+        for (k, &l) in coded.lengths.iter().flatten().enumerate() {
+            packed[k / 2] |= l << (4 * (k % 2));
+        }
+        out.extend_from_slice(&packed);
+    }
+    let index_bytes: Vec<u8> = coded.index.iter().flat_map(|p| p.to_le_bytes()).collect();
+    let mut crc = Crc32::default();
+    crc.update(&out);
+    crc.update(&index_bytes);
+    out.extend_from_slice(&crc.finish().to_le_bytes());
+    out.extend_from_slice(&index_bytes);
+    for b in &coded.blocks {
+        out.extend_from_slice(b);
+    }
+    debug_assert_eq!(out.len(), coded.bytes());
+    let err = |e: std::io::Error| solve_err!("writing {}: {e}", path.display());
+    let mut f = File::create(path).map_err(err)?;
+    std::io::Write::write_all(&mut f, &out).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    Ok(out.len() as u64)
+}
+
+/// Packs the runs into blocks; the last block keeps only the bytes it uses.
+fn code_blocks(enc: &Encoder, runs: &[(Value, u64)], count: u64, sync_points: usize) -> Coded {
+    let head = header_bytes_for(sync_points);
+    let payload_bits = ((BLOCK_BYTES - head) * 8) as u64;
+    let mut index = Vec::new();
+    let mut blocks = Vec::new();
+    let (mut i, mut done_in_run, mut pos) = (0usize, 0u64, 0u64);
+    while pos < count {
+        let start = pos;
+        index.push(start);
+        let v0 = value_code(runs[i].0);
+        // The 2003 look-ahead: a state that predicts the first two runs.
+        let cur0 = match runs.get(i + 1) {
+            Some(&(v1, _)) => value_code(v1),
+            None => next_in_cycle(v0),
+        };
+        let (mut cur, mut prev) = (cur0, v0);
+        let mut block = vec![0u8; BLOCK_BYTES];
+        block[4] = state_byte(cur, prev);
+        for k in 1..sync_points {
+            block[5 + 6 * (k - 1)..9 + 6 * (k - 1)].copy_from_slice(&u32::MAX.to_le_bytes());
+        }
+        let mut w = BitWriter::default();
+        let mut next_sync = 1;
+        while i < runs.len() {
+            let v = value_code(runs[i].0);
+            // Offsets within a block are u32.
+            let len = (runs[i].1 - done_in_run).min(u32::MAX as u64 - (pos - start));
+            let hit = v == prev;
+            let bits = enc
+                .bits(cur as usize, hit, len)
+                .expect("every symbol has a code word");
+            if w.bits() + bits as u64 > payload_bits {
+                break;
+            }
+            while next_sync < sync_points
+                && w.bits() >= next_sync as u64 * payload_bits / sync_points as u64
+            {
+                let at = 5 + 6 * (next_sync - 1);
+                block[at..at + 4].copy_from_slice(&((pos - start) as u32).to_le_bytes());
+                let packed = w.bits() as u16 | (state_byte(cur, prev) as u16) << 13;
+                block[at + 4..at + 6].copy_from_slice(&packed.to_le_bytes());
+                next_sync += 1;
+            }
+            enc.put(&mut w, cur as usize, hit, len);
+            prev = cur;
+            cur = v;
+            pos += len;
+            done_in_run += len;
+            if done_in_run < runs[i].1 {
+                // Cut by the offset limit: the block ends here.
+                break;
+            }
+            i += 1;
+            done_in_run = 0;
+        }
+        let payload = w.finish();
+        block[head..head + payload.len()].copy_from_slice(&payload);
+        if pos == count {
+            block.truncate(head + payload.len());
+        }
+        let crc = crc32(&block[4..]);
+        block[0..4].copy_from_slice(&crc.to_le_bytes());
+        blocks.push(block);
+    }
+    Coded {
+        own_code: false,
+        lengths: [[0; SYMBOLS]; CONTEXTS],
+        sync_points,
+        index,
+        blocks,
+    }
+}
+
+/// Where decoding stands inside a block: the next run's bit and the prediction state.
+struct Cursor {
+    bit: u64,
+    cur: u8,
+    prev: u8,
+}
+
+/// An open compressed slice: header checked, block index and decoding tables in memory.
+pub struct SliceFile {
+    pub path: PathBuf,
+    pub slice: Slice,
+    pub count: u64,
+    file: File,
+    index: Vec<u64>,
+    /// Where the blocks start in the file, and the length of the last one.
+    blocks_at: u64,
+    last_len: usize,
+    sync_points: usize,
+    decoder: Decoder,
+}
+
+impl SliceFile {
+    /// Opens `path`, which must hold `slice`.
+    pub fn open(path: &Path, slice: &Slice) -> Result<SliceFile> {
+        let bad = |what: String| solve_err!("{}: {what}", path.display());
+        let file = File::open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                bad(format!("missing database slice {slice} (build it first)"))
+            } else {
+                bad(e.to_string())
+            }
+        })?;
+        let len = file.metadata().map_err(|e| bad(e.to_string()))?.len();
+        let mut header = [0u8; FIXED_HEADER + CODE_BYTES];
+        let have = (len as usize).min(header.len());
+        file.read_exact_at(&mut header[..have], 0)
+            .map_err(|e| bad(e.to_string()))?;
+        if have < FIXED_HEADER + 4 {
+            return Err(bad(format!(
+                "truncated: {len} bytes, shorter than the header"
+            )));
+        }
+        if &header[0..8] != MAGIC {
+            return Err(bad("not a nowdb database slice (bad magic)".into()));
+        }
+        let u16_at = |o: usize| u16::from_le_bytes([header[o], header[o + 1]]);
+        let u32_at = |o: usize| u32::from_le_bytes(header[o..o + 4].try_into().unwrap());
+        let version = u32_at(8);
+        if version != VERSION {
+            return Err(bad(format!(
+                "database format version {version}; this nowdb reads version {VERSION}"
+            )));
+        }
+        if u16_at(12) as u32 != REMOVAL_RULE || u16_at(14) > 1 {
+            return Err(bad(format!(
+                "unknown removal rule {} or code kind {}",
+                u16_at(12),
+                u16_at(14)
+            )));
+        }
+        let own_code = u16_at(14) == 1;
+        let name_end = header[16..32].iter().position(|&b| b == 0).unwrap_or(16);
+        let name = String::from_utf8_lossy(&header[16..16 + name_end]);
+        if name != slice.to_string() {
+            return Err(bad(format!("holds slice {name}, expected {slice}")));
+        }
+        let count = u64::from_le_bytes(header[32..40].try_into().unwrap());
+        if count != slice.count() {
+            return Err(bad(format!(
+                "{count} positions, but slice {slice} has {}",
+                slice.count()
+            )));
+        }
+        let blocks = u32_at(40) as u64;
+        let sync_points = u16_at(44) as usize;
+        let last_len = u16_at(46) as usize;
+        if !(1..=16).contains(&sync_points) || blocks == 0 {
+            return Err(bad(format!(
+                "bad header: {blocks} blocks, {sync_points} sync points"
+            )));
+        }
+        if !(header_bytes_for(sync_points)..=BLOCK_BYTES).contains(&last_len) {
+            return Err(bad(format!("bad header: last block of {last_len} bytes")));
+        }
+        let head_len = FIXED_HEADER + if own_code { CODE_BYTES } else { 0 };
+        let blocks_at = head_len as u64 + 4 + 8 * blocks;
+        let expected = blocks_at + (blocks - 1) * BLOCK_BYTES as u64 + last_len as u64;
+        if len != expected {
+            return Err(bad(format!(
+                "truncated or padded: {len} bytes, the header says {expected}"
+            )));
+        }
+        let mut rest = vec![0u8; 4 + blocks as usize * 8];
+        file.read_exact_at(&mut rest, head_len as u64)
+            .map_err(|e| bad(e.to_string()))?;
+        let mut crc = Crc32::default();
+        crc.update(&header[..head_len]);
+        crc.update(&rest[4..]);
+        if crc.finish() != u32::from_le_bytes(rest[0..4].try_into().unwrap()) {
+            return Err(bad("CRC error in the header or block index".into()));
+        }
+        let index: Vec<u64> = rest[4..]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let increasing = index.windows(2).all(|w| w[0] < w[1]);
+        if index.first() != Some(&0) || !increasing || index.last().is_some_and(|&l| l >= count) {
+            return Err(bad(
+                "block index is not increasing from 0 within the slice".into()
+            ));
+        }
+        let lengths: [[u8; SYMBOLS]; CONTEXTS] = if own_code {
+            std::array::from_fn(|c| {
+                std::array::from_fn(|s| {
+                    let k = c * SYMBOLS + s;
+                    (header[FIXED_HEADER + k / 2] >> (4 * (k % 2))) & 15
+                })
+            })
+        } else {
+            default_code()
+        };
+        if !lengths.iter().all(|l| code::lengths_valid(l)) {
+            return Err(bad("the code in the header is not a prefix code".into()));
+        }
+        Ok(SliceFile {
+            path: path.to_path_buf(),
+            slice: *slice,
+            count,
+            file,
+            index,
+            blocks_at,
+            last_len,
+            sync_points,
+            decoder: Decoder::new(&lengths),
+        })
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The block holding position `i` and its first position.
+    #[inline]
+    pub fn block_of(&self, i: u64) -> (usize, u64) {
+        let b = self.index.partition_point(|&first| first <= i) - 1;
+        (b, self.index[b])
+    }
+
+    fn block_len(&self, b: usize) -> usize {
+        if b + 1 == self.index.len() {
+            self.last_len
+        } else {
+            BLOCK_BYTES
+        }
+    }
+
+    /// Reads block `b` from disk and checks its CRC.
+    pub fn read_block(&self, b: usize) -> Result<Box<Block>> {
+        let mut block = Box::new(Block([0u8; BLOCK_BYTES + 8]));
+        let len = self.block_len(b);
+        let offset = self.blocks_at + (b * BLOCK_BYTES) as u64;
+        self.file
+            .read_exact_at(&mut block.0[..len], offset)
+            .map_err(|e| solve_err!("{}: block {b}: {e}", self.path.display()))?;
+        let stored = u32::from_le_bytes(block.0[0..4].try_into().unwrap());
+        if crc32(&block.0[4..len]) != stored {
+            return Err(solve_err!(
+                "{}: CRC error in block {b} (file bytes {offset}..{})",
+                self.path.display(),
+                offset + len as u64
+            ));
+        }
+        Ok(block)
+    }
+
+    /// Decodes the next run at `c`: its value code and length.
+    #[inline]
+    fn next_run(&self, block: &Block, b: usize, c: &mut Cursor) -> Result<(u8, u64)> {
+        let head = header_bytes_for(self.sync_points);
+        let corrupt = || {
+            solve_err!(
+                "{}: block {b} does not decode (corrupt)",
+                self.path.display()
+            )
+        };
+        if c.bit >= ((self.block_len(b) - head) * 8) as u64 {
+            return Err(corrupt());
+        }
+        let byte = head + (c.bit / 8) as usize;
+        let window = u64::from_be_bytes(block.0[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
+        let run = self
+            .decoder
+            .run(c.cur as usize, window)
+            .ok_or_else(corrupt)?;
+        let v = if run.hit {
+            c.prev
+        } else {
+            third(c.cur, c.prev)
+        };
+        c.prev = c.cur;
+        c.cur = v;
+        c.bit += run.bits as u64;
+        Ok((v, run.len))
+    }
+
+    fn start(&self, b: usize, state: u8, bit: u64) -> Result<Cursor> {
+        let (cur, prev) = state_of(state).ok_or_else(|| {
+            solve_err!(
+                "{}: block {b} has a bad state (corrupt)",
+                self.path.display()
+            )
+        })?;
+        Ok(Cursor { bit, cur, prev })
+    }
+
+    /// The stored (refilled) value of position `i` in block `b` starting at `first`, and
+    /// the range of positions around `i` in the same run (within the block).
+    #[inline]
+    pub fn run_in_block(
+        &self,
+        block: &Block,
+        b: usize,
+        first: u64,
+        i: u64,
+    ) -> Result<(Value, u64, u64)> {
+        let target = i - first;
+        let data = &block.0;
+        let (mut state, mut pos, mut bit) = (data[4], 0u64, 0u64);
+        for k in 1..self.sync_points {
+            let at = 5 + 6 * (k - 1);
+            let off = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as u64;
+            if off > target {
+                break;
+            }
+            let packed = u16::from_le_bytes([data[at + 4], data[at + 5]]);
+            (pos, bit, state) = (off, (packed & 0x1FFF) as u64, (packed >> 13) as u8);
+        }
+        let mut c = self.start(b, state, bit)?;
+        loop {
+            let (v, len) = self.next_run(block, b, &mut c)?;
+            if pos + len > target {
+                let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+                return Ok((value_of(v), first + pos, (first + pos + len).min(end)));
+            }
+            pos += len;
+        }
+    }
+
+    /// The stored (refilled) values of positions `from..to` in index order, as runs
+    /// `(first, length, value)` clipped to the range, reading each block once.
+    pub fn for_each_run(
+        &self,
+        from: u64,
+        to: u64,
+        mut f: impl FnMut(u64, u64, Value) -> Result<()>,
+    ) -> Result<()> {
+        if from >= to {
+            return Ok(());
+        }
+        let (first_block, _) = self.block_of(from);
+        for b in first_block..self.index.len() {
+            let first = self.index[b];
+            if first >= to {
+                break;
+            }
+            let block = self.read_block(b)?;
+            let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+            let mut c = self.start(b, block.0[4], 0)?;
+            let mut pos = first;
+            while pos < end.min(to) {
+                let (v, len) = self.next_run(&block, b, &mut c)?;
+                let (lo, hi) = (pos.max(from), (pos + len).min(end).min(to));
+                if lo < hi {
+                    f(lo, hi - lo, value_of(v))?;
+                }
+                pos += len;
+            }
+        }
+        Ok(())
+    }
+}

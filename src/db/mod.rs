@@ -1,0 +1,20 @@
+//! The compressed database (docs/FORMAT.md): the `build` and `ver` phases and the probe.
+//!
+//! - [`removed`]: which positions are not stored (captures, capture threats) and the
+//!   refilled runs of the rest;
+//! - [`code`]: the run code (predicted run values, length-limited prefix code);
+//! - [`format`]: one slice file: header, block index, 1 KiB blocks with CRC32;
+//! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
+//! - [`build`]: the `build` and `ver` phases.
+
+pub mod build;
+pub mod cache;
+pub mod check;
+pub mod code;
+pub mod crc32;
+pub mod format;
+pub mod probe;
+pub mod removed;
+pub mod report;
+
+pub use probe::{CaptureCache, Database};

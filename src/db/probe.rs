@@ -1,0 +1,318 @@
+//! The probe library: the value of any position of the built slices, for either side to
+//! move, in a fraction of a microsecond when the block is cached.
+
+use super::cache::BlockCache;
+use super::format::{Block, SliceFile};
+use super::removed::{Kind, classify};
+use crate::board::{MoveList, generate_moves};
+use crate::index::SliceIndex;
+use crate::notation::Setup;
+use crate::slice::Slice;
+use crate::solve::solved::{KeyMap, slice_key};
+use crate::solve::{Result, Value};
+use crate::solve_err;
+use crate::{Color, Position};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+/// The first line of `db/VERSION`.
+pub const VERSION_LINE: &str = "nowdb-db 1";
+
+/// A slice file opened for probing.
+pub struct OpenSlice {
+    pub file: SliceFile,
+    pub index: SliceIndex,
+    id: u32,
+}
+
+/// A compressed database directory (`<site>/db`), safe to share between threads.
+pub struct Database {
+    dir: PathBuf,
+    /// Piece counts of the slices present when opened (for reports and error messages;
+    /// slices built later are found when first probed).
+    pieces: (u32, u32),
+    open: RwLock<KeyMap<Arc<OpenSlice>>>,
+    /// Numbers the opened slices for the block cache's keys.
+    next_id: std::sync::atomic::AtomicU32,
+    cache: BlockCache,
+}
+
+/// What a long series of probes (`ver`) remembers: the values of capture positions already
+/// searched (the 2009 note: the same capture position is the successor of many positions;
+/// dropped whole when full), and the last run decoded in each slice (successors of
+/// consecutive positions lie close together in their slices).
+pub struct CaptureCache {
+    map: std::collections::HashMap<
+        PosKey,
+        Value,
+        std::hash::BuildHasherDefault<crate::solve::solved::KeyHasher>,
+    >,
+    limit: usize,
+    pub hits: u64,
+    /// By slice number: `(first, end, value)` of the last run decoded there.
+    runs: Vec<(u64, u64, Value)>,
+}
+
+#[derive(PartialEq, Eq)]
+struct PosKey(Position);
+
+impl Hash for PosKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64((self.0.black as u64) << 32 | self.0.white as u64);
+        state.write_u64(self.0.kings as u64);
+    }
+}
+
+impl CaptureCache {
+    pub fn new(limit: usize) -> CaptureCache {
+        CaptureCache {
+            map: Default::default(),
+            limit,
+            hits: 0,
+            runs: Vec::new(),
+        }
+    }
+}
+
+/// The database file of a slice.
+pub fn slice_path(dir: &Path, slice: &Slice) -> PathBuf {
+    dir.join(format!("{slice}.ndb"))
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Database({})", self.dir.display())
+    }
+}
+
+impl Database {
+    /// Opens the database in `dir` with a block cache of about `cache_bytes`.
+    pub fn open(dir: &Path, cache_bytes: usize) -> Result<Database> {
+        let version_file = dir.join("VERSION");
+        let version = std::fs::read_to_string(&version_file).map_err(|e| {
+            if !dir.is_dir() {
+                solve_err!("database directory {} does not exist", dir.display())
+            } else {
+                solve_err!(
+                    "{} is not a nowdb database: {}: {e}",
+                    dir.display(),
+                    version_file.display()
+                )
+            }
+        })?;
+        let line = version.lines().next().unwrap_or("").trim();
+        if line != VERSION_LINE {
+            return Err(solve_err!(
+                "{}: database version \"{line}\"; this nowdb reads \"{VERSION_LINE}\"",
+                version_file.display()
+            ));
+        }
+        let slices = list_slices(dir)?;
+        let pieces = (
+            slices.iter().map(|s| s.pieces()).min().unwrap_or(0),
+            slices.iter().map(|s| s.pieces()).max().unwrap_or(0),
+        );
+        Ok(Database {
+            dir: dir.to_path_buf(),
+            pieces,
+            open: RwLock::new(KeyMap::default()),
+            next_id: Default::default(),
+            cache: BlockCache::new(cache_bytes),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The fewest and most pieces of the slices present (0, 0 for an empty database).
+    pub fn pieces(&self) -> (u32, u32) {
+        self.pieces
+    }
+
+    /// Blocks read from disk so far.
+    pub fn blocks_read(&self) -> u64 {
+        self.cache.misses()
+    }
+
+    /// The opened slice (opened on first use).
+    pub fn slice(&self, slice: &Slice) -> Result<Arc<OpenSlice>> {
+        let key = slice_key(slice);
+        if let Some(s) = self
+            .open
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(s.clone());
+        }
+        let path = slice_path(&self.dir, slice);
+        if !path.exists() {
+            let most = list_slices(&self.dir)?
+                .iter()
+                .map(|s| s.pieces())
+                .max()
+                .unwrap_or(0);
+            return Err(if slice.pieces() > most {
+                solve_err!(
+                    "the position has {} pieces; the database in {} holds at most {most}",
+                    slice.pieces(),
+                    self.dir.display()
+                )
+            } else {
+                solve_err!("missing slice {slice}: {} does not exist", path.display())
+            });
+        }
+        let opened = Arc::new(OpenSlice {
+            file: SliceFile::open(&path, slice)?,
+            index: SliceIndex::new(*slice),
+            id: self
+                .next_id
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        });
+        let mut open = self.open.write().unwrap_or_else(|p| p.into_inner());
+        Ok(open.entry(key).or_insert(opened).clone())
+    }
+
+    /// Block `b` of an opened slice, through the cache.
+    pub fn block(&self, s: &OpenSlice, b: usize) -> Result<Arc<Block>> {
+        let key = (s.id as u64) << 32 | b as u64;
+        self.cache.get_or_load(key, || s.file.read_block(b))
+    }
+
+    /// The stored (refilled) value of position `i` of an opened slice.
+    #[inline]
+    pub fn stored_at(&self, s: &OpenSlice, i: u64) -> Result<Value> {
+        Ok(self.stored_run(s, i)?.0)
+    }
+
+    /// [`Database::stored_at`], and the positions around `i` in the same run.
+    #[inline]
+    fn stored_run(&self, s: &OpenSlice, i: u64) -> Result<(Value, u64, u64)> {
+        let (b, first) = s.file.block_of(i);
+        let block = self.block(s, b)?;
+        s.file.run_in_block(&block, b, first, i)
+    }
+
+    /// The value of `setup` for its side to move.
+    pub fn probe_setup(&self, setup: &Setup) -> Result<Value> {
+        self.probe(&setup.black_to_move())
+    }
+
+    /// The value of `pos` (Black to move; reverse a White-to-move board first, as
+    /// [`Setup::black_to_move`] does). Removed positions are searched.
+    pub fn probe(&self, pos: &Position) -> Result<Value> {
+        self.value(pos, None)
+    }
+
+    /// Like [`Database::probe`], remembering the values of capture positions in `cache`.
+    pub fn probe_cached(&self, pos: &Position, cache: &mut CaptureCache) -> Result<Value> {
+        self.value(pos, Some(cache))
+    }
+
+    fn value(&self, pos: &Position, mut cache: Option<&mut CaptureCache>) -> Result<Value> {
+        if pos.black == 0 {
+            return Ok(Value::Loss);
+        }
+        if pos.white == 0 {
+            return Ok(Value::Win);
+        }
+        let mut moves = MoveList::new();
+        match classify(pos, &mut moves) {
+            Kind::Stored => {
+                let s = self.slice(&Slice::of(pos))?;
+                let i = s.index.index(pos);
+                let Some(c) = cache else {
+                    return self.stored_at(&s, i);
+                };
+                let id = s.id as usize;
+                if let Some(&(first, end, v)) = c.runs.get(id)
+                    && (first..end).contains(&i)
+                {
+                    return Ok(v);
+                }
+                let run = self.stored_run(&s, i)?;
+                if c.runs.len() <= id {
+                    c.runs.resize(id + 1, (0, 0, Value::Unknown));
+                }
+                c.runs[id] = (run.1, run.2, run.0);
+                Ok(run.0)
+            }
+            Kind::Threat => self.best_move(pos, &moves, cache),
+            Kind::Capture => {
+                let key = PosKey(*pos);
+                if let Some(c) = cache.as_deref_mut()
+                    && let Some(&v) = c.map.get(&key)
+                {
+                    c.hits += 1;
+                    return Ok(v);
+                }
+                generate_moves(pos, &mut moves);
+                let v = self.best_move(pos, &moves, cache.as_deref_mut())?;
+                if let Some(c) = cache {
+                    if c.map.len() >= c.limit {
+                        c.map.clear();
+                    }
+                    c.map.insert(key, v);
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    fn best_move(
+        &self,
+        pos: &Position,
+        moves: &MoveList,
+        mut cache: Option<&mut CaptureCache>,
+    ) -> Result<Value> {
+        let mut best = Value::Loss;
+        for m in moves {
+            match self.value(&pos.successor(m), cache.as_deref_mut())? {
+                Value::Loss => return Ok(Value::Win),
+                Value::Draw => best = Value::Draw,
+                _ => {}
+            }
+        }
+        Ok(best)
+    }
+
+    /// The value of every legal move of `setup` for the side that plays it, in
+    /// generation order (what `dbprobe` prints).
+    pub fn move_values(&self, setup: &Setup) -> Result<Vec<(crate::Move, Value)>> {
+        let pos = setup.black_to_move();
+        let mut moves = MoveList::new();
+        generate_moves(&pos, &mut moves);
+        moves
+            .iter()
+            .map(|m| Ok((*m, self.value(&pos.successor(m), None)?.for_mover())))
+            .collect()
+    }
+}
+
+/// The slices in a database directory, sorted.
+pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
+    let mut slices = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
+    for e in entries {
+        let e = e.map_err(|e| solve_err!("{}: {e}", dir.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".ndb") {
+            let s: Slice = stem
+                .parse()
+                .map_err(|err| solve_err!("{}: not a slice file: {err}", e.path().display()))?;
+            slices.push(s);
+        }
+    }
+    slices.sort();
+    Ok(slices)
+}
+
+/// The colour whose turn it is in `setup`, as a word.
+pub fn side_name(c: Color) -> &'static str {
+    match c {
+        Color::Black => "black",
+        Color::White => "white",
+    }
+}

@@ -1,0 +1,176 @@
+//! Which positions the database does not store (docs/FORMAT.md "What is stored"), and the
+//! refilled runs of values the `build` phase codes.
+
+use crate::Position;
+use crate::board::{MoveList, generate_moves, has_capture};
+use crate::index::SliceIndex;
+use crate::solve::Value;
+
+/// Why a position's value is or is not stored.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Stored,
+    /// The side to move must capture: the value is the best capture's.
+    Capture,
+    /// The opponent threatens a capture and every move leads to a capture position or a
+    /// stored value: the value is the best move's.
+    Threat,
+}
+
+/// Classifies `pos` (Black to move). For a [`Kind::Threat`] the moves are left in `moves`.
+#[inline]
+pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
+    if has_capture(pos) {
+        return Kind::Capture;
+    }
+    if !has_capture(&pos.reversed()) {
+        return Kind::Stored;
+    }
+    generate_moves(pos, moves);
+    // A child (the opponent to move) that is itself such a threat would make the derivation
+    // recursive within one material: keep this position's value instead.
+    let child_is_threat = |m: &crate::Move| {
+        let child = pos.successor(m);
+        // `pos.play(m)` is the child seen from the mover: can the mover capture there?
+        !has_capture(&child) && has_capture(&pos.play(m))
+    };
+    if moves.iter().any(child_is_threat) {
+        Kind::Stored
+    } else {
+        Kind::Threat
+    }
+}
+
+/// The refilled values of a page-aligned range of a slice as runs: removed positions before
+/// the first stored value (`lead_removed`, which the range before continues), then
+/// `(value, length)` runs of different consecutive values, removed positions continuing
+/// the run they interrupt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RangeRuns {
+    pub lead_removed: u64,
+    pub runs: Vec<(Value, u64)>,
+}
+
+/// How many positions of the range were removed, by kind.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Removed {
+    pub captures: u64,
+    pub threats: u64,
+}
+
+/// The runs of `first..last` of the slice of `ix`, reading stored values with `value`.
+pub fn range_runs(
+    ix: &SliceIndex,
+    first: u64,
+    last: u64,
+    mut value: impl FnMut(u64) -> Value,
+) -> (RangeRuns, Removed) {
+    let mut out = RangeRuns::default();
+    let mut removed = Removed::default();
+    let mut moves = MoveList::new();
+    let mut e = ix.enumerate_from(first);
+    for i in first..last {
+        match classify(&e.position(), &mut moves) {
+            Kind::Capture => removed.captures += 1,
+            Kind::Threat => removed.threats += 1,
+            Kind::Stored => {
+                let v = value(i);
+                debug_assert!(
+                    v != Value::Unknown,
+                    "unsolved position {i} of {}",
+                    ix.slice()
+                );
+                match out.runs.last_mut() {
+                    Some(r) if r.0 == v => r.1 += 1,
+                    _ => out.runs.push((v, 1)),
+                }
+                e.advance();
+                continue;
+            }
+        }
+        match out.runs.last_mut() {
+            Some(r) => r.1 += 1,
+            None => out.lead_removed += 1,
+        }
+        e.advance();
+    }
+    (out, removed)
+}
+
+impl RangeRuns {
+    /// Appends the runs of the range that follows: its leading removed positions continue
+    /// this range's last run.
+    pub fn append(&mut self, next: RangeRuns) {
+        let mut runs = next.runs.into_iter();
+        match self.runs.last_mut() {
+            Some(r) => r.1 += next.lead_removed,
+            None => {
+                self.lead_removed += next.lead_removed;
+                self.runs.extend(runs.by_ref().take(1));
+            }
+        }
+        for (v, len) in runs {
+            match self.runs.last_mut() {
+                Some(r) if r.0 == v => r.1 += len,
+                _ => self.runs.push((v, len)),
+            }
+        }
+    }
+}
+
+/// Joins the runs of consecutive ranges into the runs of the whole, the leading removed
+/// positions joining the first run: the same as one range would give, so the database does
+/// not depend on how the build was split.
+pub fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<(Value, u64)> {
+    let mut all = RangeRuns::default();
+    for part in parts {
+        all.append(part);
+    }
+    match all.runs.first_mut() {
+        Some(r) => r.1 += all.lead_removed,
+        // Every position is removed: any value will do.
+        None if all.lead_removed > 0 => all.runs.push((Value::Win, all.lead_removed)),
+        None => {}
+    }
+    all.runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Value::*;
+
+    #[test]
+    fn joining_is_independent_of_the_split() {
+        let whole = RangeRuns {
+            lead_removed: 3,
+            runs: vec![(Win, 5), (Loss, 2), (Win, 7)],
+        };
+        let split = [
+            RangeRuns {
+                lead_removed: 3,
+                runs: vec![(Win, 2)],
+            },
+            RangeRuns {
+                lead_removed: 0,
+                runs: vec![(Win, 3), (Loss, 1)],
+            },
+            RangeRuns {
+                lead_removed: 1,
+                runs: vec![],
+            },
+            RangeRuns {
+                lead_removed: 0,
+                runs: vec![(Win, 7)],
+            },
+        ];
+        assert_eq!(join_runs([whole]), join_runs(split));
+        assert_eq!(
+            join_runs([RangeRuns {
+                lead_removed: 9,
+                runs: vec![]
+            }]),
+            vec![(Win, 9)]
+        );
+    }
+}

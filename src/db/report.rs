@@ -1,0 +1,141 @@
+//! What `dbprobe --site` prints: a position's value and its moves' values, batch answers,
+//! and database checks.
+
+use super::check::{CheckReport, check_every_position, check_random};
+use super::probe::{Database, side_name};
+use crate::cli::{CliError, output_error};
+use crate::inspect::move_text;
+use crate::notation::{Setup, format_fen};
+use crate::solve::Site;
+use std::io::{BufRead, Write};
+
+fn failed(e: impl std::fmt::Display) -> CliError {
+    CliError::Failed(e.to_string())
+}
+
+/// Opens `<site>/db`.
+pub fn open_database(site: &Site, cache_mb: usize) -> Result<Database, CliError> {
+    Database::open(&site.db_dir(), cache_mb << 20).map_err(failed)
+}
+
+/// `dbprobe --site DIR FEN`: the value for the side to move and each move's value for
+/// the side that plays it.
+pub fn write_probe(
+    db: &Database,
+    setup: &Setup,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let value = db.probe_setup(setup).map_err(failed)?;
+    let moves: Vec<(String, &str)> = db
+        .move_values(setup)
+        .map_err(failed)?
+        .iter()
+        .map(|(m, v)| (move_text(setup, m), v.name()))
+        .collect();
+    let fen = format_fen(setup);
+    let text = if json {
+        let list: Vec<String> = moves
+            .iter()
+            .map(|(m, v)| format!("{{\"move\":\"{m}\",\"value\":\"{v}\"}}"))
+            .collect();
+        format!(
+            "{{\"fen\":\"{fen}\",\"to_move\":\"{}\",\"value\":\"{value}\",\"moves\":[{}]}}\n",
+            side_name(setup.to_move),
+            list.join(",")
+        )
+    } else {
+        let mut t = format!(
+            "fen\t{fen}\nto_move\t{}\nvalue\t{value}\n",
+            side_name(setup.to_move)
+        );
+        for (m, v) in &moves {
+            t += &format!("move\t{m}\t{v}\n");
+        }
+        if moves.is_empty() {
+            t += "no legal move: the side to move has lost\n";
+        }
+        t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// `dbprobe --site DIR --batch`: one FEN per input line, `FEN<TAB>value` per output line.
+/// A bad line is reported on stderr with its number and the exit is non-zero; the other
+/// lines are still answered.
+pub fn write_batch(
+    db: &Database,
+    input: &mut dyn BufRead,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let mut bad = 0;
+    for (n, line) in input.lines().enumerate() {
+        let line = line.map_err(|e| failed(format!("reading stdin: {e}")))?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let answer = text
+            .parse::<Setup>()
+            .map_err(|e| e.to_string())
+            .and_then(|s| db.probe_setup(&s).map_err(|e| e.to_string()));
+        match answer {
+            Ok(v) if json => writeln!(out, "{{\"fen\":\"{text}\",\"value\":\"{v}\"}}"),
+            Ok(v) => writeln!(out, "{text}\t{v}"),
+            Err(e) => {
+                bad += 1;
+                eprintln!("dbprobe: stdin line {}: {e}", n + 1);
+                Ok(())
+            }
+        }
+        .map_err(output_error)?;
+    }
+    out.flush().map_err(output_error)?;
+    if bad > 0 {
+        return Err(failed(format!("{bad} input line(s) could not be answered")));
+    }
+    Ok(())
+}
+
+/// `dbprobe --site DIR --check`: every position of the slices of `pieces` pieces (all
+/// built pieces when `None`), or `random` random positions of `pieces` pieces.
+pub fn write_check(
+    site: &Site,
+    db: &Database,
+    pieces: Option<u32>,
+    random: Option<u64>,
+    threads: usize,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let report: CheckReport = match random {
+        Some(n) => {
+            let p = pieces.unwrap_or(db.pieces().1);
+            check_random(site, db, p, n, 0x9E37_79B9_7F4A_7C15).map_err(failed)?
+        }
+        None => {
+            let slices: Vec<_> = super::probe::list_slices(db.dir())
+                .map_err(failed)?
+                .into_iter()
+                .filter(|s| pieces.is_none_or(|p| s.pieces() == p))
+                .collect();
+            check_every_position(site, db, &slices, threads).map_err(failed)?
+        }
+    };
+    let secs = report.elapsed.as_secs_f64();
+    let rate = report.positions as f64 / secs.max(1e-9);
+    let per_probe = report.blocks_read as f64 / report.positions.max(1) as f64;
+    let text = if json {
+        format!(
+            "{{\"slices\":{},\"positions\":{},\"seconds\":{secs:.3},\"probes_per_second\":{rate:.0},\"blocks_read\":{},\"equal\":true}}\n",
+            report.slices, report.positions, report.blocks_read
+        )
+    } else {
+        format!(
+            "checked {} positions of {} slices against solved/: all equal\n{secs:.2} s, {:.0} probes/s, {} blocks read ({per_probe:.4} per probe)\n",
+            report.positions, report.slices, rate, report.blocks_read
+        )
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
