@@ -74,18 +74,19 @@ fn site_from_base3(name: &str) -> PathBuf {
     d
 }
 
-/// The solved files of a site, by name.
+/// The solved slices and compressed database files of a site, by path.
 fn solved_files(site: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(site.join("solved"))
-        .unwrap()
-        .map(|e| {
+    let mut files = BTreeMap::new();
+    for dir in ["solved", "db"] {
+        for e in std::fs::read_dir(site.join(dir)).unwrap() {
             let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
+            if e.file_type().unwrap().is_file() {
+                let name = format!("{dir}/{}", e.file_name().to_string_lossy());
+                files.insert(name, std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    files
 }
 
 fn assert_same_files(a: &Path, b: &Path, what: &str) {
@@ -96,7 +97,7 @@ fn assert_same_files(a: &Path, b: &Path, what: &str) {
         "{what}: different sets of solved slices"
     );
     for (name, bytes) in &fa {
-        assert!(bytes == &fb[name], "{what}: solved/{name} differs");
+        assert!(bytes == &fb[name], "{what}: {name} differs");
     }
 }
 

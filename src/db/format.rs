@@ -405,6 +405,16 @@ impl SliceFile {
         (b, self.index[b])
     }
 
+    /// The first position of block `b` (the slice's count past the last block).
+    pub fn block_first(&self, b: usize) -> u64 {
+        self.index.get(b).copied().unwrap_or(self.count)
+    }
+
+    /// Where block `b` starts in the file.
+    pub fn block_offset(&self, b: usize) -> u64 {
+        self.blocks_at + (b * BLOCK_BYTES) as u64
+    }
+
     fn block_len(&self, b: usize) -> usize {
         if b + 1 == self.index.len() {
             self.last_len
@@ -417,7 +427,7 @@ impl SliceFile {
     pub fn read_block(&self, b: usize) -> Result<Box<Block>> {
         let mut block = Box::new(Block([0u8; BLOCK_BYTES + 8]));
         let len = self.block_len(b);
-        let offset = self.blocks_at + (b * BLOCK_BYTES) as u64;
+        let offset = self.block_offset(b);
         self.file
             .read_exact_at(&mut block.0[..len], offset)
             .map_err(|e| solve_err!("{}: block {b}: {e}", self.path.display()))?;

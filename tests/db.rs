@@ -1,0 +1,347 @@
+//! The compressed database: probing, `dbprobe`, `ver`, and what happens with damaged files
+//! and bad input. One 2..4-piece site is built once and copied where a test damages it.
+
+use nowdb::db::Database;
+use nowdb::solve::Site;
+use nowdb::solve::local::{BuildOptions, build_local};
+use nowdb::solve::solved::SolvedSlice;
+use nowdb::{Setup, Slice, SliceIndex};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+const DBPROBE: &str = env!("CARGO_BIN_EXE_dbprobe");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nowdb-db-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn base4() -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let d = fresh_dir("base4");
+        let opts = BuildOptions {
+            pieces: 4,
+            progress_every: Duration::from_secs(3600),
+            ..BuildOptions::default()
+        };
+        build_local(&Site::new(&d), &opts, &mut std::io::sink()).unwrap();
+        d
+    })
+}
+
+fn copy_of_base(name: &str) -> PathBuf {
+    let d = fresh_dir(name);
+    let status = Command::new("cp")
+        .args(["-a", base4().to_str().unwrap(), d.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    d
+}
+
+fn run(cmd: &str, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(cmd)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Probing either side to move agrees with the solver's values of the reversed board.
+#[test]
+fn white_to_move_is_probed_through_reversal() {
+    let site = Site::new(base4());
+    let db = Database::open(&site.db_dir(), 1 << 20).unwrap();
+    let slice: Slice = "1111.23".parse().unwrap();
+    let solved = SolvedSlice::load(&site, slice).unwrap();
+    let ix = SliceIndex::new(slice);
+    for i in (0..ix.count()).step_by(97) {
+        let pos = ix.position_unchecked(i);
+        let white_view = Setup {
+            board: pos.reversed(),
+            to_move: nowdb::Color::White,
+        };
+        assert_eq!(
+            db.probe_setup(&white_view).unwrap(),
+            solved.get(i),
+            "index {i}"
+        );
+    }
+}
+
+#[test]
+fn dbprobe_prints_the_value_and_every_move() {
+    let site = base4().to_str().unwrap();
+    // Two black men against a man and a king: a draw for Black, with one drawing move and
+    // two losing ones.
+    let out = run(DBPROBE, &["--site", site, "B:W18,K12:B3,5"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("value\tdraw"), "{s}");
+    let moves: Vec<&str> = s.lines().filter(|l| l.starts_with("move\t")).collect();
+    assert_eq!(moves.len(), 3, "{s}");
+    assert!(moves.iter().any(|l| l.ends_with("\tdraw")), "{s}");
+    assert!(moves.iter().all(|l| !l.ends_with("\twin")), "{s}");
+
+    let out = run(DBPROBE, &["--site", site, "--json", "W:W18,K12:B3,5"], "");
+    let s = text(&out.stdout);
+    assert!(
+        s.starts_with("{\"fen\":\"W:W18,K12:B3,5\",\"to_move\":\"white\",\"value\":\"win\""),
+        "{s}"
+    );
+    assert!(s.contains("{\"move\":\"12-8\",\"value\":\"loss\"}"), "{s}");
+}
+
+#[test]
+fn batch_answers_every_line_and_reports_bad_ones() {
+    let site = base4().to_str().unwrap();
+    let input = "B:W18,K12:B3,5\n\nW:W18,K12:B3,5\nB:W21-32:B1-12\nnonsense\n";
+    let out = run(DBPROBE, &["--site", site, "--batch"], input);
+    assert!(!out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        "B:W18,K12:B3,5\tdraw\nW:W18,K12:B3,5\twin\n"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("stdin line 4") && err.contains("24 pieces; the database in"),
+        "{err}"
+    );
+    assert!(err.contains("holds at most 4"), "{err}");
+    assert!(err.contains("stdin line 5: bad FEN \"nonsense\""), "{err}");
+
+    let out = run(
+        DBPROBE,
+        &["--site", site, "--batch", "--json"],
+        "B:W18:B3\n",
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        "{\"fen\":\"B:W18:B3\",\"value\":\"draw\"}\n"
+    );
+}
+
+#[test]
+fn check_compares_every_position_with_the_solver() {
+    let site = base4().to_str().unwrap();
+    let out = run(DBPROBE, &["--site", site, "--check", "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("\"positions\":6408836,"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(
+        DBPROBE,
+        &[
+            "--site", site, "--check", "--random", "20000", "--pieces", "4",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("checked 20000 positions"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// The largest block-holding slice file of the site.
+fn largest_db_file(site: &Path) -> PathBuf {
+    std::fs::read_dir(site.join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ndb"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap()
+}
+
+/// Flipping one bit of a block: `dbprobe` and `ver` report a CRC error naming the file and
+/// the block, and never answer from it.
+#[test]
+fn a_flipped_bit_is_a_crc_error_naming_the_block() {
+    let d = copy_of_base("flip");
+    let path = largest_db_file(&d);
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let slice: Slice = name.parse().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let blocks = {
+        let f = nowdb::db::format::SliceFile::open(&path, &slice).unwrap();
+        assert!(f.blocks() >= 3, "{name} has {} blocks", f.blocks());
+        f.blocks()
+    };
+    // A bit in the middle of block 1.
+    let at = nowdb::db::format::SliceFile::open(&path, &slice)
+        .unwrap()
+        .block_offset(1);
+    bytes[at as usize + 500] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let site = d.to_str().unwrap();
+    // ver of the whole slice reads block 1.
+    let job = format!("ver {name}");
+    let out = run(JOBRUNNER, &["--site", site, "run", &job], "");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("CRC error in block 1") && err.contains(&format!("{name}.ndb")),
+        "{err}"
+    );
+
+    // A position inside block 1, probed: the same error.
+    let f = nowdb::db::format::SliceFile::open(&path, &slice).unwrap();
+    let ix = SliceIndex::new(slice);
+    let db = Database::open(&d.join("db"), 1 << 20).unwrap();
+    let mut moves = nowdb::MoveList::new();
+    let inside = (f.block_first(1)..f.block_first(2))
+        .find(|&i| {
+            nowdb::db::removed::classify(&ix.position_unchecked(i), &mut moves)
+                == nowdb::db::removed::Kind::Stored
+        })
+        .unwrap();
+    let fen = nowdb::notation::position_fen(&ix.position_unchecked(inside));
+    let out = run(DBPROBE, &["--site", site, &fen], "");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("CRC error in block 1"), "{err}");
+    let e = db
+        .probe(&ix.position_unchecked(inside))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("CRC error in block 1"), "{e}");
+    assert!(blocks > 2);
+}
+
+#[test]
+fn damaged_missing_and_foreign_databases_are_clear_errors() {
+    let d = copy_of_base("damaged");
+    let site = d.to_str().unwrap();
+    let path = largest_db_file(&d);
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let slice: Slice = name.parse().unwrap();
+    let fen = nowdb::notation::position_fen(&SliceIndex::new(slice).position_unchecked(0));
+    let probe = |fen: &str| {
+        let out = run(DBPROBE, &["--site", site, fen], "");
+        assert!(!out.status.success(), "{}", text(&out.stdout));
+        text(&out.stderr)
+    };
+
+    // Truncated.
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 100]).unwrap();
+    let err = probe(&fen);
+    assert!(
+        err.contains(&format!("{name}.ndb")) && err.contains("truncated"),
+        "{err}"
+    );
+
+    // A header bit flipped.
+    let mut bad = bytes.clone();
+    bad[33] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    let err = probe(&fen);
+    assert!(err.contains(&format!("{name}.ndb")), "{err}");
+
+    // Missing slice file.
+    std::fs::remove_file(&path).unwrap();
+    let err = probe(&fen);
+    assert!(err.contains(&format!("missing slice {name}")), "{err}");
+
+    // Another version.
+    std::fs::write(d.join("db/VERSION"), "nowdb-db 7\n").unwrap();
+    let err = probe("B:W18:B3");
+    assert!(
+        err.contains("nowdb-db 7") && err.contains("nowdb-db 1"),
+        "{err}"
+    );
+
+    // No database at all.
+    let err = {
+        let out = run(DBPROBE, &["--site", "/nonexistent/site", "B:W18:B3"], "");
+        assert!(!out.status.success());
+        text(&out.stderr)
+    };
+    assert!(
+        err.contains("database directory /nonexistent/site/db does not exist"),
+        "{err}"
+    );
+
+    // A bad FEN.
+    let out = run(
+        DBPROBE,
+        &["--site", base4().to_str().unwrap(), "B:W33:B3"],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("33"), "{}", text(&out.stderr));
+}
+
+/// `ver` finds a wrong stored value: a database built from a solved slice with one value
+/// changed fails with the position's FEN and both values.
+#[test]
+fn ver_reports_a_wrong_value_with_its_fen() {
+    let d = copy_of_base("wrong");
+    let site = Site::new(&d);
+    let slice: Slice = "1111.23".parse().unwrap();
+    let ix = SliceIndex::new(slice);
+    let solved = SolvedSlice::load(&site, slice).unwrap();
+    // The first stored position: flip its value in a copy of the solved file and rebuild.
+    let mut moves = nowdb::MoveList::new();
+    let i = (0..ix.count())
+        .find(|&i| {
+            nowdb::db::removed::classify(&ix.position_unchecked(i), &mut moves)
+                == nowdb::db::removed::Kind::Stored
+        })
+        .unwrap();
+    let old = solved.get(i);
+    let new = if old == nowdb::solve::Value::Win {
+        nowdb::solve::Value::Loss
+    } else {
+        nowdb::solve::Value::Win
+    };
+    let path = site.solved_file(&slice);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = 8192 + (i / 4) as usize;
+    bytes[at] = (bytes[at] & !(3 << (2 * (i % 4)))) | (new as u8) << (2 * (i % 4));
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::remove_file(d.join(format!("db/{slice}.ndb"))).unwrap();
+    let s = d.to_str().unwrap();
+    let out = run(
+        JOBRUNNER,
+        &["--site", s, "run", &format!("build {slice}")],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(
+        JOBRUNNER,
+        &["--site", s, "run", &format!("ver {slice}")],
+        "",
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    let fen = nowdb::notation::position_fen(&ix.position_unchecked(i));
+    assert!(
+        err.contains(&fen) && err.contains(&format!("stored as {new}")),
+        "{err}"
+    );
+}
