@@ -1,0 +1,209 @@
+//! Compressed database figures (issue 4) on a site whose database is built:
+//! positions per byte by piece count and for the 2v2, 3v2 and 3v3 splits (with the same
+//! runs coded by the 2003 paper's scheme for comparison), probe rates with a warm and a cold
+//! block cache, and the `ver` rate.
+//!
+//! Run: `cargo bench --bench db -- SITE` (e.g. after
+//! `jobrunner --site SITE build-local --pieces 6`).
+
+use nowdb::db::Database;
+use nowdb::db::format::SliceFile;
+use nowdb::db::probe::{list_slices, slice_path};
+use nowdb::db::removed::{Kind, classify};
+use nowdb::solve::phases::{Outcome, RunOptions};
+use nowdb::solve::{Job, Phase, Site, Value};
+use nowdb::{MoveList, Position, Slice, SliceIndex};
+use std::collections::{BTreeMap, HashMap};
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Bits of a Huffman code (no length limit) for these symbol counts.
+fn huffman_bits(freqs: &HashMap<u64, u64>) -> f64 {
+    let counts: Vec<u64> = freqs.values().copied().collect();
+    let lengths = nowdb::db::code::code_lengths(&counts);
+    // code_lengths limits codes to 15 bits; the 2003 coder allowed 20, which matters little.
+    counts
+        .iter()
+        .zip(&lengths)
+        .map(|(&c, &l)| (c * l as u64) as f64)
+        .sum()
+}
+
+#[derive(Default)]
+struct Group {
+    positions: u64,
+    bytes: u64,
+    /// The 2003 scheme on the same runs: symbol counts and escape bits.
+    symbols: HashMap<u64, u64>,
+    escape_bits: u64,
+}
+
+impl Group {
+    fn add_runs(&mut self, runs: &[(Value, u64)]) {
+        let (mut prev, mut cur) = (Value::Unknown, Value::Unknown);
+        for (k, &(v, len)) in runs.iter().enumerate() {
+            if k >= 2 && v != prev {
+                *self.symbols.entry(0).or_default() += 1; // the miss symbol
+            }
+            if len < 10_000 {
+                *self.symbols.entry(len).or_default() += 1;
+            } else {
+                *self.symbols.entry(10_000).or_default() += 1;
+                self.escape_bits += 32;
+            }
+            prev = cur;
+            cur = v;
+        }
+    }
+}
+
+fn split_name(s: &Slice) -> String {
+    let m = s.material;
+    format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
+}
+
+fn main() {
+    let root = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_else(|| "/tmp/s6".into());
+    let site = Site::new(&root);
+    let dir = site.db_dir();
+    let slices = list_slices(&dir).expect("a built database");
+    println!("database {}: {} slices", dir.display(), slices.len());
+
+    // Positions per byte, and the 2003 scheme on the same refilled runs.
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    for s in &slices {
+        let path = slice_path(&dir, s);
+        let f = SliceFile::open(&path, s).unwrap();
+        let mut runs: Vec<(Value, u64)> = Vec::new();
+        f.for_each_run(0, f.count, |_, len, v| {
+            match runs.last_mut() {
+                Some(r) if r.0 == v => r.1 += len,
+                _ => runs.push((v, len)),
+            }
+            Ok(())
+        })
+        .unwrap();
+        let bytes = std::fs::metadata(&path).unwrap().len();
+        for key in [
+            format!("{} pieces", s.pieces()),
+            split_name(s),
+            "all".into(),
+        ] {
+            let g = groups.entry(key).or_default();
+            g.positions += f.count;
+            g.bytes += bytes;
+            g.add_runs(&runs);
+        }
+    }
+    println!("group\tpositions\tbytes\tpositions/byte\t2003 scheme positions/byte");
+    for (name, g) in &groups {
+        if !(name.contains("pieces")
+            || ["2v2", "3v2", "2v3", "3v3", "all"].contains(&name.as_str()))
+        {
+            continue;
+        }
+        let bytes_2003 = (huffman_bits(&g.symbols) + g.escape_bits as f64) / 8.0;
+        println!(
+            "{name}\t{}\t{}\t{:.1}\t{:.1}",
+            g.positions,
+            g.bytes,
+            g.positions as f64 / g.bytes as f64,
+            g.positions as f64 / bytes_2003
+        );
+    }
+
+    // Probe rates on random non-capture positions of the largest piece count.
+    let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
+    let big: Vec<(Slice, SliceIndex)> = slices
+        .iter()
+        .filter(|s| s.pieces() == pieces)
+        .map(|s| (*s, SliceIndex::new(*s)))
+        .collect();
+    let total: u64 = big.iter().map(|b| b.1.count()).sum();
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut moves = MoveList::new();
+    let (mut quiet, mut stored) = (Vec::new(), Vec::new());
+    while quiet.len() < 1_000_000 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let mut at = rng % total;
+        let (_, ix) = big
+            .iter()
+            .find(|(_, ix)| {
+                if at < ix.count() {
+                    true
+                } else {
+                    at -= ix.count();
+                    false
+                }
+            })
+            .unwrap();
+        let p = ix.position_unchecked(at);
+        match classify(&p, &mut moves) {
+            Kind::Capture => continue,
+            Kind::Threat => quiet.push(p),
+            Kind::Stored => {
+                quiet.push(p);
+                stored.push(p);
+            }
+        }
+    }
+    let rate = |db: &Database, ps: &[Position]| {
+        let t = Instant::now();
+        for p in ps {
+            black_box(db.probe(p).unwrap());
+        }
+        ps.len() as f64 / t.elapsed().as_secs_f64()
+    };
+    let cold = Database::open(&dir, 1 << 30).unwrap();
+    let r = rate(&cold, &stored[..100_000]);
+    println!(
+        "cold cache, {pieces}-piece stored positions: {:.3} blocks read per probe ({:.0} probes/s)",
+        cold.blocks_read() as f64 / 100_000.0,
+        r
+    );
+    let warm = Database::open(&dir, 1 << 30).unwrap();
+    rate(&warm, &quiet);
+    println!(
+        "warm cache (1 thread), {pieces}-piece non-capture positions ({:.0}% threats, searched): {:.2} M probes/s",
+        100.0 * (quiet.len() - stored.len()) as f64 / quiet.len() as f64,
+        rate(&warm, &quiet) / 1e6
+    );
+    println!(
+        "warm cache (1 thread), {pieces}-piece stored positions (decoded directly): {:.2} M probes/s",
+        rate(&warm, &stored) / 1e6
+    );
+
+    // ver rate on one core over the largest slices.
+    let mut by_size: Vec<Slice> = slices
+        .iter()
+        .filter(|s| s.pieces() == pieces)
+        .copied()
+        .collect();
+    by_size.sort_by_key(|s| std::cmp::Reverse(s.count()));
+    let db = std::sync::Arc::new(Database::open(&dir, 256 << 20).unwrap());
+    let opts = RunOptions {
+        database: Some(db),
+        ..RunOptions::default()
+    };
+    let (mut checked, mut positions) = (0, 0);
+    let t = Instant::now();
+    for s in by_size.iter().take(4) {
+        let job = Job::whole(Phase::Ver, *s, 0);
+        match nowdb::solve::run_job(&site, &job, &opts).unwrap() {
+            Outcome::Done(st) => checked += st.looked,
+            Outcome::Stopped { .. } => unreachable!(),
+        }
+        positions += s.count();
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "ver (1 thread) on the 4 largest {pieces}-piece slices: {:.0} K positions/s ({:.0} K stored positions checked/s)",
+        positions as f64 / secs / 1e3,
+        checked as f64 / secs / 1e3
+    );
+}
