@@ -89,6 +89,11 @@ fn own_code(runs: &[(Value, u64)]) -> [[u8; SYMBOLS]; CONTEXTS] {
 /// The built-in code of files too small to carry their own: run lengths falling off as
 /// `len^-1.5`, misses 16 times rarer than hits.
 pub fn default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
+    static CODE: std::sync::OnceLock<[[u8; SYMBOLS]; CONTEXTS]> = std::sync::OnceLock::new();
+    *CODE.get_or_init(build_default_code)
+}
+
+fn build_default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
     let mut freqs = [0u64; SYMBOLS];
     for (sym, f) in freqs.iter_mut().enumerate() {
         let (hit, len) = code::symbol_range(sym as u16);
