@@ -144,6 +144,7 @@ pub fn run_options(buffers: usize, checkpoint_secs: u64, deadline_secs: Option<u
         stop: Some(&STOP),
         durable: true,
         database: None,
+        lower_from_database: false,
     }
 }
 

@@ -345,3 +345,36 @@ fn ver_reports_a_wrong_value_with_its_fen() {
         "{err}"
     );
 }
+
+/// One database shared by several threads (and a tiny block cache, so they evict each
+/// other's blocks) gives every thread the solver's values.
+#[test]
+fn threads_share_one_database() {
+    let site = Site::new(base4());
+    let db = Database::open(&site.db_dir(), 16 << 10).unwrap();
+    let slices: Vec<Slice> = site
+        .solved_slices()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.pieces() == 4)
+        .collect();
+    std::thread::scope(|scope| {
+        for t in 0..4usize {
+            let (db, site, slices) = (&db, &site, &slices);
+            scope.spawn(move || {
+                for s in slices.iter().skip(t).step_by(4).take(40) {
+                    let solved = SolvedSlice::load(site, *s).unwrap();
+                    let ix = SliceIndex::new(*s);
+                    for i in (0..ix.count()).step_by(13) {
+                        let v = db.probe(&ix.position_unchecked(i)).unwrap();
+                        assert_eq!(v, solved.get(i), "{s} index {i}");
+                    }
+                }
+            });
+        }
+    });
+    assert!(
+        db.blocks_read() > 100,
+        "the small cache should have missed often"
+    );
+}

@@ -80,6 +80,10 @@ struct BuildArgs {
     /// Stop at the solved slices: skip the compressed database (build and ver phases).
     #[arg(long)]
     no_db: bool,
+    /// cap and lookup read the lower slices from the verified compressed database instead
+    /// of solved/ work files (slower; see README "Database figures").
+    #[arg(long, conflicts_with = "no_db")]
+    lower_from_db: bool,
 }
 
 fn main() -> ExitCode {
@@ -111,7 +115,10 @@ fn main() -> ExitCode {
             let opts = BuildOptions {
                 pieces: b.pieces,
                 runners: b.runners,
-                run,
+                run: nowdb::solve::RunOptions {
+                    lower_from_database: b.lower_from_db,
+                    ..run
+                },
                 verify: b.verify,
                 job_positions: b.job_positions,
                 splits: b.splits,

@@ -8,7 +8,7 @@
 
 use super::crc32::crc32;
 use super::format::write_slice;
-use super::probe::{CaptureCache, Database, VERSION_LINE, slice_path};
+use super::probe::{Database, DbLookup, VERSION_LINE, slice_path};
 use super::removed::{Kind, RangeRuns, classify, join_runs, range_runs};
 use crate::board::MoveList;
 use crate::notation::position_fen;
@@ -234,9 +234,9 @@ fn assemble(site: &Site, slice: &Slice) -> Result<()> {
 
 /// Checks every stored value of the job's range against its successors, read from the
 /// compressed database.
-pub fn verify_range(db: &Database, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let s = db.slice(&job.slice)?;
-    let mut cache = CaptureCache::new(1 << 20);
+    let mut lookup = DbLookup::new(db.clone());
     let mut moves = MoveList::new();
     let mut e = s.index.enumerate_from(job.first);
     let mut stats = PhaseStats::default();
@@ -250,7 +250,6 @@ pub fn verify_range(db: &Database, job: &Job, opts: &RunOptions) -> Result<Outco
             if classify(&pos, &mut moves) != Kind::Stored {
                 continue;
             }
-            let mut lookup = DbValues { db, cache: &mut cache };
             let (derived, _) = best_move_value(&mut lookup, &pos, &mut moves, false)?;
             if derived != stored {
                 return Err(solve_err!(
@@ -284,16 +283,4 @@ pub fn verify_range(db: &Database, job: &Job, opts: &RunOptions) -> Result<Outco
         });
     }
     Ok(Outcome::Done(stats))
-}
-
-/// Successor values from the compressed database, for [`best_move_value`].
-struct DbValues<'a> {
-    db: &'a Database,
-    cache: &'a mut CaptureCache,
-}
-
-impl crate::solve::solved::SolvedValues for DbValues<'_> {
-    fn value(&mut self, pos: &crate::Position) -> Result<Value> {
-        self.db.probe_cached(pos, self.cache)
-    }
 }

@@ -316,3 +316,26 @@ pub fn side_name(c: Color) -> &'static str {
         Color::White => "white",
     }
 }
+
+/// Values of finished slices read through the compressed database, for `cap` and
+/// `lookup` (the alternative to `solved/` work files) and for `ver`.
+pub struct DbLookup {
+    pub db: Arc<Database>,
+    pub memo: CaptureCache,
+}
+
+impl DbLookup {
+    pub fn new(db: Arc<Database>) -> DbLookup {
+        DbLookup {
+            db,
+            memo: CaptureCache::new(1 << 20),
+        }
+    }
+}
+
+impl crate::solve::solved::SolvedValues for DbLookup {
+    #[inline]
+    fn value(&mut self, pos: &Position) -> Result<Value> {
+        self.db.probe_cached(pos, &mut self.memo)
+    }
+}

@@ -355,7 +355,8 @@ impl Builder<'_> {
         match next {
             Stage::Done => {
                 sh.pairs[p].stage = Stage::Done;
-                self.start_ready_ver(sh)
+                self.start_ready_ver(sh)?;
+                self.start_ready_pairs(sh)
             }
             Stage::Built => {
                 sh.pairs[p].stage = Stage::Built;
@@ -453,9 +454,12 @@ impl Builder<'_> {
 
     fn start_ready_pairs(&self, sh: &mut Shared) -> Result<()> {
         for p in 0..sh.pairs.len() {
-            if sh.pairs[p].stage == Stage::Waiting
-                && sh.pairs[p].deps.iter().all(|&d| sh.pairs[d].published)
-            {
+            // Reading lower slices from the database needs them verified, not just solved.
+            let ready = |d: usize| match self.opts.run.lower_from_database {
+                true => sh.pairs[d].stage == Stage::Done,
+                false => sh.pairs[d].published,
+            };
+            if sh.pairs[p].stage == Stage::Waiting && sh.pairs[p].deps.iter().all(|&d| ready(d)) {
                 self.advance(sh, p)?;
             }
         }
@@ -571,6 +575,11 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     }
     if opts.runners == 0 {
         return Err(solve_err!("--runners must be at least 1"));
+    }
+    if opts.run.lower_from_database && !opts.database {
+        return Err(solve_err!(
+            "reading lower slices from the database needs the database stages (drop --no-db)"
+        ));
     }
     site.create_dirs()
         .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;

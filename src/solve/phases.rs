@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// The compressed database `ver` reads, shared by the jobs of a process; `None`: the
     /// job opens its own.
     pub database: Option<std::sync::Arc<crate::db::Database>>,
+    /// `cap` and `lookup` read the finished lower slices through [`RunOptions::database`]
+    /// (the verified compressed files) instead of `solved/` work files.
+    pub lower_from_database: bool,
 }
 
 impl Default for RunOptions {
@@ -76,6 +79,7 @@ impl Default for RunOptions {
             stop: None,
             durable: true,
             database: None,
+            lower_from_database: false,
         }
     }
 }
@@ -127,11 +131,27 @@ struct Work {
     /// The mirror's work file, read only; `None` when the slice is its own mirror.
     mirror: Option<PageCache>,
     mirror_ix: SliceIndex,
-    solved: Option<SolvedWorkFiles>,
+    solved: Option<LowerSlices>,
     queue: Option<QueueWriter>,
     moves: MoveList,
     stats: PhaseStats,
     durable: bool,
+}
+
+/// Where `cap` and `lookup` read the finished lower slices from.
+enum LowerSlices {
+    WorkFiles(SolvedWorkFiles),
+    Database(crate::db::probe::DbLookup),
+}
+
+impl super::solved::SolvedValues for LowerSlices {
+    #[inline]
+    fn value(&mut self, pos: &crate::Position) -> Result<Value> {
+        match self {
+            LowerSlices::WorkFiles(w) => w.value(pos),
+            LowerSlices::Database(d) => d.value(pos),
+        }
+    }
 }
 
 impl Work {
@@ -175,12 +195,15 @@ impl Work {
         if let Some(m) = &mut mirror {
             m.preload(0, m.count().div_ceil(PAGE_POSITIONS))?;
         }
-        let solved = job.phase.reads_solved().then(|| {
-            SolvedWorkFiles::new(
+        let solved = job.phase.reads_solved().then(|| match &opts.database {
+            Some(db) if opts.lower_from_database => {
+                LowerSlices::Database(crate::db::probe::DbLookup::new(db.clone()))
+            }
+            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(
                 opts.solved
                     .clone()
                     .unwrap_or_else(|| SolvedStore::new(site, 1 << 30)),
-            )
+            )),
         });
         let queue = if job.phase.has_round() {
             Some(QueueWriter::open(
