@@ -24,6 +24,9 @@ use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+mod progress;
+use progress::{format_duration, progress};
+
 /// Options of a local build.
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -130,6 +133,11 @@ struct Shared {
     summary: BuildSummary,
     done_positions: u64,
     total_positions: u64,
+    /// Database work in positions (a `build` and a `ver` pass over each pair): done, to
+    /// do, and when the first database job started.
+    db_done: u64,
+    db_total: u64,
+    db_started: Option<Instant>,
     published: usize,
 }
 
@@ -320,7 +328,7 @@ impl Builder<'_> {
             _ => 0,
         };
         let next = match st.stage {
-            Stage::Waiting if st.published => self.database_stage(&st.slices),
+            Stage::Waiting if st.published => database_stage(self.site, self.opts, &st.slices),
             Stage::Waiting => self.recorded_stage(&st.slices)?.unwrap_or(Stage::Cap),
             Stage::Cap => Stage::WinMove,
             Stage::WinMove => Stage::Lookup,
@@ -336,15 +344,15 @@ impl Builder<'_> {
                 if self.opts.verify {
                     Stage::Verify
                 } else {
-                    self.database_stage(&sh.pairs[p].slices)
+                    database_stage(self.site, self.opts, &sh.pairs[p].slices)
                 }
             }
-            Stage::Verify => self.database_stage(&st.slices),
+            Stage::Verify => database_stage(self.site, self.opts, &st.slices),
             Stage::Build => Stage::Built,
             Stage::Built => Stage::Ver,
             Stage::Ver => {
                 for s in &st.slices {
-                    let marker = self.verified_marker(s);
+                    let marker = verified_marker(self.site, s);
                     std::fs::write(&marker, "")
                         .map_err(|e| solve_err!("{}: {e}", marker.display()))?;
                 }
@@ -364,25 +372,6 @@ impl Builder<'_> {
             }
             _ => self.enter(sh, p, next),
         }
-    }
-
-    /// Where a published pair goes next: compressing, checking, or nothing left to do.
-    fn database_stage(&self, slices: &[Slice]) -> Stage {
-        let db = self.site.db_dir();
-        if !self.opts.database || slices.iter().all(|s| self.verified_marker(s).exists()) {
-            Stage::Done
-        } else if slices
-            .iter()
-            .all(|s| crate::db::probe::slice_path(&db, s).exists())
-        {
-            Stage::Built
-        } else {
-            Stage::Build
-        }
-    }
-
-    fn verified_marker(&self, s: &Slice) -> std::path::PathBuf {
-        self.site.root().join(format!("work/ckpt/db-{s}.verified"))
     }
 
     /// `ver` reads the compressed slices below (and theirs, through capture searches): it
@@ -498,6 +487,11 @@ impl Builder<'_> {
             };
             let (p, task) = sh.ready.remove(&key).expect("key");
             sh.busy += 1;
+            if let Task::Phase(j, _) = &task
+                && matches!(j.phase, Phase::Build | Phase::Ver)
+            {
+                sh.db_started.get_or_insert_with(Instant::now);
+            }
             drop(sh);
             let t0 = Instant::now();
             let result = match &task {
@@ -528,6 +522,9 @@ impl Builder<'_> {
                 }
                 (Ok(Outcome::Stopped { .. }), _) => sh.stopped = true,
                 (Ok(Outcome::Done(stats)), Task::Phase(job, _)) => {
+                    if matches!(job.phase, Phase::Build | Phase::Ver) {
+                        sh.db_done += job.last - job.first;
+                    }
                     self.finish(&mut sh, p, job.phase.to_string(), took, stats);
                     let k = sh.pairs[p]
                         .slices
@@ -551,17 +548,6 @@ impl Builder<'_> {
             cv.notify_all();
         }
         cv.notify_all();
-    }
-}
-
-fn format_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s / 60 % 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
     }
 }
 
@@ -609,6 +595,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     let mut pairs = Vec::new();
     let mut already = 0;
     let mut total = 0;
+    let mut db_total = 0;
     let mut done = 0;
     for pair in &order {
         let slices = pair.slices();
@@ -620,6 +607,12 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
             already += slices.len();
             done += count;
         }
+        db_total += match (solved, database_stage(site, opts, &slices)) {
+            (_, Stage::Done) if solved => 0,
+            (true, Stage::Built) => count,
+            _ if opts.database => 2 * count,
+            _ => 0,
+        };
         pairs.push(PairState {
             deps: pair.dependencies().iter().map(|d| pos_of[d]).collect(),
             // A solved pair may still need its database stages.
@@ -646,6 +639,9 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         },
         done_positions: done,
         total_positions: total,
+        db_done: 0,
+        db_total,
+        db_started: None,
     };
     let solved = opts
         .run
@@ -717,6 +713,25 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     Ok(sh.summary)
 }
 
+/// Where a published pair goes next: compressing, checking, or nothing left to do.
+fn database_stage(site: &Site, opts: &BuildOptions, slices: &[Slice]) -> Stage {
+    let db = site.db_dir();
+    if !opts.database || slices.iter().all(|s| verified_marker(site, s).exists()) {
+        Stage::Done
+    } else if slices
+        .iter()
+        .all(|s| crate::db::probe::slice_path(&db, s).exists())
+    {
+        Stage::Built
+    } else {
+        Stage::Build
+    }
+}
+
+fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
+    site.root().join(format!("work/ckpt/db-{s}.verified"))
+}
+
 /// A crash between the renames of a pair's publication leaves one slice in `solved/` and the
 /// other filled in `work/`: both fills were complete, so the publication is finished.
 fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
@@ -735,42 +750,4 @@ fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
         store::sync_dir(&site.solved_file(s))?;
     }
     Ok(())
-}
-
-fn progress(log: &mut dyn Write, sh: &Shared, npairs: usize, elapsed: Duration, at_start: u64) {
-    let done = sh.done_positions;
-    let new = done - at_start;
-    let rate = new as f64 / elapsed.as_secs_f64().max(1e-9);
-    let left = sh.total_positions - done;
-    let eta = if rate > 0.0 {
-        format_duration(Duration::from_secs_f64(left as f64 / rate))
-    } else {
-        "?".into()
-    };
-    let working: Vec<String> = sh
-        .pairs
-        .iter()
-        .filter(|p| p.running > 0)
-        .take(3)
-        .map(|p| format!("{} {:?}", p.slices[0], p.stage))
-        .collect();
-    writeln!(
-        log,
-        "[{:>7}] slices {}/{} ({} of {} pairs, {:.1}% of positions), {:.2} M positions/s, ETA {}{}{}",
-        format_duration(elapsed),
-        sh.pairs
-            .iter()
-            .filter(|p| p.published)
-            .map(|p| p.slices.len())
-            .sum::<usize>(),
-        sh.summary.slices,
-        sh.published,
-        npairs,
-        100.0 * done as f64 / sh.total_positions.max(1) as f64,
-        rate / 1e6,
-        eta,
-        if working.is_empty() { "" } else { "; now " },
-        working.join(", ")
-    )
-    .ok();
 }
