@@ -62,7 +62,51 @@ fn split_name(s: &Slice) -> String {
     format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
 }
 
+/// `--train-code`: the symbol counts of every solved slice's refilled runs, and the code
+/// they give, printed as the `default_code.rs` table.
+fn train_code(site: &Site) {
+    use nowdb::db::code::{CONTEXTS, SYMBOLS};
+    let slices = site.solved_slices().unwrap();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let totals = std::sync::Mutex::new([[0u64; SYMBOLS]; CONTEXTS]);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
+                while let Some(s) = slices.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let solved = nowdb::solve::solved::SolvedSlice::load(site, *s).unwrap();
+                    let ix = SliceIndex::new(*s);
+                    let (runs, _) = nowdb::db::removed::range_runs(&ix, 0, ix.count(), |i| solved.get(i));
+                    let runs = nowdb::db::removed::join_runs([runs]);
+                    nowdb::db::format::count_symbols(&runs, &mut freqs);
+                }
+                let mut t = totals.lock().unwrap();
+                for c in 0..CONTEXTS {
+                    for k in 0..SYMBOLS {
+                        t[c][k] += freqs[c][k];
+                    }
+                }
+            });
+        }
+    });
+    let code = nowdb::db::format::code_for_counts(&totals.into_inner().unwrap());
+    println!("pub const DEFAULT_CODE: [[u8; SYMBOLS]; CONTEXTS] = [");
+    for lengths in code {
+        println!("    [");
+        for row in lengths.chunks(21) {
+            let row: Vec<String> = row.iter().map(|l| l.to_string()).collect();
+            println!("        {},", row.join(", "));
+        }
+        println!("    ],");
+    }
+    println!("];");
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "--train-code") {
+        let root = std::env::args().skip(1).find(|a| !a.starts_with('-')).expect("SITE");
+        return train_code(&Site::new(root));
+    }
     let root = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with('-'))

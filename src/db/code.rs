@@ -12,7 +12,7 @@ pub const MAX_CODE_LEN: u32 = 15;
 const EXACT: u64 = 64;
 const PER_HIT: u16 = 105;
 /// Bits looked up at once when decoding; longer codes take the canonical walk.
-const PEEK: u32 = 10;
+const PEEK: u32 = 12;
 
 /// The symbol, extra-bit count and extra-bit value coding a run of `len` (>= 1).
 #[inline]
@@ -39,12 +39,6 @@ fn meaning(sym: u16) -> (bool, u32, u64) {
         let j = (c - EXACT) as u32;
         (hit, j, EXACT + (1u64 << j))
     }
-}
-
-/// Whether `sym` is a hit, and the lengths it covers (first, one past the last).
-pub fn symbol_range(sym: u16) -> (bool, (u64, u64)) {
-    let (hit, extra, base) = meaning(sym);
-    (hit, (base, base + (1u64 << extra)))
 }
 
 /// Code lengths (0 = unused) of a prefix code for `freqs`, no longer than [`MAX_CODE_LEN`]:
@@ -219,8 +213,9 @@ pub struct Run {
 
 /// Decoding tables of one context.
 struct Table {
-    /// Indexed by the next [`PEEK`] bits: `len | hit << 4 | extra << 5 | symbol << 12`, or 0
-    /// when the code word is longer than [`PEEK`] bits.
+    /// Indexed by the next [`PEEK`] bits: `len | hit << 4 | extra << 5 | base << 11` (the
+    /// run length before extra bits, for symbols without any), or 0 when the code word is
+    /// longer than [`PEEK`] bits.
     fast: [u32; 1 << PEEK],
     /// Canonical walk: per length, the first code word, the number of words, and where its
     /// symbols start in `sorted`.
@@ -248,12 +243,19 @@ impl Decoder {
     pub fn run(&self, ctx: usize, window: u64) -> Option<Run> {
         let t = &self.tables[ctx];
         let e = t.fast[(window >> (64 - PEEK)) as usize];
-        let (sym, l) = if e != 0 {
-            ((e >> 12) as u16, e & 15)
+        let (hit, extra, base, l) = if e != 0 {
+            let extra = (e >> 5) & 63;
+            let base = if extra == 0 {
+                (e >> 11) as u64
+            } else {
+                EXACT + (1u64 << extra)
+            };
+            (e & 16 != 0, extra, base, e & 15)
         } else {
-            t.slow(window)?
+            let (sym, l) = t.slow(window)?;
+            let (hit, extra, base) = meaning(sym);
+            (hit, extra, base, l)
         };
-        let (hit, extra, base) = meaning(sym);
         let len = if extra == 0 {
             base
         } else {
@@ -288,8 +290,9 @@ impl Table {
             t.count[l] += 1;
             t.sorted.push(s as u16);
             if l as u32 <= PEEK {
-                let (hit, extra, _) = meaning(s as u16);
-                let entry = l as u32 | (hit as u32) << 4 | extra << 5 | (s as u32) << 12;
+                let (hit, extra, base) = meaning(s as u16);
+                let small_base = if extra == 0 { base as u32 } else { 0 };
+                let entry = l as u32 | (hit as u32) << 4 | extra << 5 | small_base << 11;
                 let shift = PEEK - l as u32;
                 let base = (codes[s] << shift) as usize;
                 for e in &mut t.fast[base..base + (1 << shift)] {

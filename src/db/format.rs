@@ -14,13 +14,14 @@ pub const VERSION: u32 = 1;
 pub const REMOVAL_RULE: u32 = 1;
 pub const BLOCK_BYTES: usize = 1024;
 /// Sync points per block written by this version.
-pub const SYNC_POINTS: usize = 8;
+pub const SYNC_POINTS: usize = 16;
 /// The fixed part of the header; a file with its own code adds [`CODE_BYTES`].
 const FIXED_HEADER: usize = 48;
 const CODE_BYTES: usize = 316;
 const _: () = assert!(2 * CODE_BYTES > CONTEXTS * SYMBOLS);
-/// Below this many payload bytes a file is written without sync points.
-const SMALL_PAYLOAD: u64 = 128;
+/// Payload bytes per sync point aimed at in a file of one block (so that a probe decodes
+/// at most about this much).
+const SEGMENT_BYTES: usize = 48;
 
 /// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere.
 pub struct Block(pub [u8; BLOCK_BYTES + 8]);
@@ -65,10 +66,8 @@ fn header_bytes_for(sync_points: usize) -> usize {
     5 + 6 * (sync_points - 1)
 }
 
-/// Symbol counts of `runs` coded as one stream, plus one of every symbol: a block start
-/// or a run cut at a block boundary may need a symbol the stream does not.
-fn own_code(runs: &[(Value, u64)]) -> [[u8; SYMBOLS]; CONTEXTS] {
-    let mut freqs = [[1u64; SYMBOLS]; CONTEXTS];
+/// Symbol counts per context of `runs` coded as one stream, added to `freqs`.
+pub fn count_symbols(runs: &[(Value, u64)], freqs: &mut [[u64; SYMBOLS]; CONTEXTS]) {
     let (mut cur, mut prev) = (3u8, 3u8);
     for &(v, len) in runs {
         let v = value_code(v);
@@ -79,29 +78,37 @@ fn own_code(runs: &[(Value, u64)]) -> [[u8; SYMBOLS]; CONTEXTS] {
         prev = cur;
         cur = v;
     }
+}
+
+/// The code for symbol counts, every symbol counted once more: a block start or a run cut
+/// at a block boundary may need a symbol the stream did not.
+pub fn code_for_counts(freqs: &[[u64; SYMBOLS]; CONTEXTS]) -> [[u8; SYMBOLS]; CONTEXTS] {
     std::array::from_fn(|c| {
-        code::code_lengths(&freqs[c])
+        let smoothed: Vec<u64> = freqs[c].iter().map(|f| f + 1).collect();
+        code::code_lengths(&smoothed)
             .try_into()
             .expect("one length per symbol")
     })
 }
 
-/// The built-in code of files too small to carry their own: run lengths falling off as
-/// `len^-1.5`, misses 16 times rarer than hits.
-pub fn default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
-    static CODE: std::sync::OnceLock<[[u8; SYMBOLS]; CONTEXTS]> = std::sync::OnceLock::new();
-    *CODE.get_or_init(build_default_code)
+fn own_code(runs: &[(Value, u64)]) -> [[u8; SYMBOLS]; CONTEXTS] {
+    let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
+    count_symbols(runs, &mut freqs);
+    code_for_counts(&freqs)
 }
 
-fn build_default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
-    let mut freqs = [0u64; SYMBOLS];
-    for (sym, f) in freqs.iter_mut().enumerate() {
-        let (hit, len) = code::symbol_range(sym as u16);
-        let weight = (1u64 << 40) as f64 * ((len.0 as f64).powf(-0.5) - (len.1 as f64).powf(-0.5));
-        *f = (weight / if hit { 1.0 } else { 16.0 }).max(1.0) as u64;
-    }
-    let lengths: [u8; SYMBOLS] = code::code_lengths(&freqs).try_into().expect("lengths");
-    [lengths; CONTEXTS]
+/// The built-in code of files whose own code would cost more than it saves: trained on the
+/// 2..6-piece database (as the 2003 paper fixed its code from its largest files), see
+/// `default_code.rs`.
+pub fn default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
+    super::default_code::DEFAULT_CODE
+}
+
+fn default_decoder() -> std::sync::Arc<Decoder> {
+    static DECODER: std::sync::OnceLock<std::sync::Arc<Decoder>> = std::sync::OnceLock::new();
+    DECODER
+        .get_or_init(|| std::sync::Arc::new(Decoder::new(&default_code())))
+        .clone()
 }
 
 /// A coded slice, ready to write.
@@ -131,18 +138,21 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
         count,
         "runs must cover {slice}"
     );
-    // Whichever code gives the smaller file; small files also skip the sync points.
+    // Whichever code gives the smaller file; a file of one block has only the sync points
+    // its length needs.
     let mut best: Option<Coded> = None;
     for (own_code, lengths) in [(false, default_code()), (true, own_code(runs))] {
         let enc = Encoder::new(&lengths);
         let mut coded = code_blocks(&enc, runs, count, SYNC_POINTS);
         coded.own_code = own_code;
         coded.lengths = lengths;
-        if coded.blocks.len() == 1 && coded.blocks[0].len() as u64 <= SMALL_PAYLOAD {
+        if coded.blocks.len() == 1 {
+            let payload = coded.blocks[0].len() - header_bytes_for(SYNC_POINTS);
+            let sync_points = payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS);
             coded = Coded {
                 own_code,
                 lengths,
-                ..code_blocks(&enc, runs, count, 1)
+                ..code_blocks(&enc, runs, count, sync_points)
             };
         }
         if best.as_ref().is_none_or(|b| coded.bytes() < b.bytes()) {
@@ -267,6 +277,9 @@ struct Cursor {
     bit: u64,
     cur: u8,
     prev: u8,
+    /// Where the payload starts in the block, and its length in bits.
+    head: usize,
+    limit: u64,
 }
 
 /// An open compressed slice: header checked, block index and decoding tables in memory.
@@ -280,7 +293,8 @@ pub struct SliceFile {
     blocks_at: u64,
     last_len: usize,
     sync_points: usize,
-    decoder: Decoder,
+    /// Shared by every file of the default code.
+    decoder: std::sync::Arc<Decoder>,
 }
 
 impl SliceFile {
@@ -395,7 +409,11 @@ impl SliceFile {
             blocks_at,
             last_len,
             sync_points,
-            decoder: Decoder::new(&lengths),
+            decoder: if own_code {
+                std::sync::Arc::new(Decoder::new(&lengths))
+            } else {
+                default_decoder()
+            },
         })
     }
 
@@ -448,24 +466,16 @@ impl SliceFile {
     }
 
     /// Decodes the next run at `c`: its value code and length.
-    #[inline]
+    #[inline(always)]
     fn next_run(&self, block: &Block, b: usize, c: &mut Cursor) -> Result<(u8, u64)> {
-        let head = header_bytes_for(self.sync_points);
-        let corrupt = || {
-            solve_err!(
-                "{}: block {b} does not decode (corrupt)",
-                self.path.display()
-            )
-        };
-        if c.bit >= ((self.block_len(b) - head) * 8) as u64 {
-            return Err(corrupt());
+        if c.bit >= c.limit {
+            return Err(self.corrupt(b));
         }
-        let byte = head + (c.bit / 8) as usize;
+        let byte = c.head + (c.bit / 8) as usize;
         let window = u64::from_be_bytes(block.0[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
-        let run = self
-            .decoder
-            .run(c.cur as usize, window)
-            .ok_or_else(corrupt)?;
+        let Some(run) = self.decoder.run(c.cur as usize, window) else {
+            return Err(self.corrupt(b));
+        };
         let v = if run.hit {
             c.prev
         } else {
@@ -477,14 +487,22 @@ impl SliceFile {
         Ok((v, run.len))
     }
 
+    #[cold]
+    fn corrupt(&self, b: usize) -> crate::solve::SolveError {
+        solve_err!("{}: block {b} does not decode (corrupt)", self.path.display())
+    }
+
     fn start(&self, b: usize, state: u8, bit: u64) -> Result<Cursor> {
-        let (cur, prev) = state_of(state).ok_or_else(|| {
-            solve_err!(
-                "{}: block {b} has a bad state (corrupt)",
-                self.path.display()
-            )
-        })?;
-        Ok(Cursor { bit, cur, prev })
+        let (cur, prev) = state_of(state).ok_or_else(|| self.corrupt(b))?;
+        let head = header_bytes_for(self.sync_points);
+        let limit = ((self.block_len(b) - head) * 8) as u64;
+        Ok(Cursor {
+            bit,
+            cur,
+            prev,
+            head,
+            limit,
+        })
     }
 
     /// The stored (refilled) value of position `i` in block `b` starting at `first`, and

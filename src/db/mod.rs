@@ -12,6 +12,7 @@ pub mod cache;
 pub mod check;
 pub mod code;
 pub mod crc32;
+mod default_code;
 pub mod format;
 pub mod probe;
 pub mod removed;

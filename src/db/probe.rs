@@ -4,7 +4,7 @@
 use super::cache::BlockCache;
 use super::format::{Block, SliceFile};
 use super::removed::{Kind, classify};
-use crate::board::{MoveList, generate_moves};
+use crate::board::{MoveList, generate_moves, has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
 use crate::slice::Slice;
@@ -188,7 +188,7 @@ impl Database {
     }
 
     /// [`Database::stored_at`], and the positions around `i` in the same run.
-    #[inline]
+    #[inline(always)]
     fn stored_run(&self, s: &OpenSlice, i: u64) -> Result<(Value, u64, u64)> {
         let (b, first) = s.file.block_of(i);
         let block = self.block(s, b)?;
@@ -218,27 +218,13 @@ impl Database {
         if pos.white == 0 {
             return Ok(Value::Win);
         }
+        // Most positions are stored: answer them without building a move list.
+        if !has_capture(pos) && !has_capture(&pos.reversed()) {
+            return self.stored(pos, cache);
+        }
         let mut moves = MoveList::new();
         match classify(pos, &mut moves) {
-            Kind::Stored => {
-                let s = self.slice(&Slice::of(pos))?;
-                let i = s.index.index(pos);
-                let Some(c) = cache else {
-                    return self.stored_at(&s, i);
-                };
-                let id = s.id as usize;
-                if let Some(&(first, end, v)) = c.runs.get(id)
-                    && (first..end).contains(&i)
-                {
-                    return Ok(v);
-                }
-                let run = self.stored_run(&s, i)?;
-                if c.runs.len() <= id {
-                    c.runs.resize(id + 1, (0, 0, Value::Unknown));
-                }
-                c.runs[id] = (run.1, run.2, run.0);
-                Ok(run.0)
-            }
+            Kind::Stored => self.stored(pos, cache),
             Kind::Threat => self.best_move(pos, &moves, cache),
             Kind::Capture => {
                 let key = PosKey(*pos);
@@ -261,6 +247,30 @@ impl Database {
         }
     }
 
+    /// The value of a stored position, through the memo's last run of its slice if any.
+    #[inline]
+    fn stored(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
+        let s = self.slice(&Slice::of(pos))?;
+        let i = s.index.index(pos);
+        let Some(c) = cache else {
+            return self.stored_at(&s, i);
+        };
+        let id = s.id as usize;
+        if let Some(&(first, end, v)) = c.runs.get(id)
+            && (first..end).contains(&i)
+        {
+            return Ok(v);
+        }
+        let (v, first, end) = self.stored_run(&s, i)?;
+        if c.runs.len() <= id {
+            c.runs.resize(id + 1, (0, 0, Value::Unknown));
+        }
+        c.runs[id] = (first, end, v);
+        Ok(v)
+    }
+
+    /// The best value over `moves`. Successors without a capture (one decode each) come
+    /// first: a winning one among them saves the capture searches of the others.
     fn best_move(
         &self,
         pos: &Position,
@@ -268,11 +278,17 @@ impl Database {
         mut cache: Option<&mut CaptureCache>,
     ) -> Result<Value> {
         let mut best = Value::Loss;
-        for m in moves {
-            match self.value(&pos.successor(m), cache.as_deref_mut())? {
-                Value::Loss => return Ok(Value::Win),
-                Value::Draw => best = Value::Draw,
-                _ => {}
+        for quiet_first in [true, false] {
+            for m in moves {
+                let child = pos.successor(m);
+                if has_capture(&child) == quiet_first {
+                    continue;
+                }
+                match self.value(&child, cache.as_deref_mut())? {
+                    Value::Loss => return Ok(Value::Win),
+                    Value::Draw => best = Value::Draw,
+                    _ => {}
+                }
             }
         }
         Ok(best)
