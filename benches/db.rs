@@ -57,6 +57,67 @@ impl Group {
     }
 }
 
+/// Random positions of `pieces` pieces without a capture for the side to move, `n` of
+/// them, and the stored ones among them.
+fn sample_positions(slices: &[Slice], pieces: u32, n: usize) -> (Vec<Position>, Vec<Position>) {
+    let big: Vec<SliceIndex> = slices
+        .iter()
+        .filter(|s| s.pieces() == pieces)
+        .map(|s| SliceIndex::new(*s))
+        .collect();
+    let total: u64 = big.iter().map(|ix| ix.count()).sum();
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut moves = MoveList::new();
+    let (mut quiet, mut stored) = (Vec::new(), Vec::new());
+    while quiet.len() < n {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let mut at = rng % total;
+        let ix = big
+            .iter()
+            .find(|ix| {
+                if at < ix.count() {
+                    true
+                } else {
+                    at -= ix.count();
+                    false
+                }
+            })
+            .unwrap();
+        let p = ix.position_unchecked(at);
+        match classify(&p, &mut moves) {
+            Kind::Capture => continue,
+            Kind::Threat => quiet.push(p),
+            Kind::Stored => {
+                quiet.push(p);
+                stored.push(p);
+            }
+        }
+    }
+    (quiet, stored)
+}
+
+/// Probes every position (not inlined, so that `valgrind --tool=callgrind` reports its cost:
+/// `cargo bench --bench db -- --probe-only N SITE`).
+#[inline(never)]
+fn probe_all(db: &Database, ps: &[Position]) {
+    for p in ps {
+        black_box(db.probe(p).unwrap());
+    }
+}
+
+/// Instruction counts on these noisy machines: warm the cache, then probe again.
+#[inline(never)]
+fn probe_stored_again(db: &Database, ps: &[Position]) {
+    probe_all(db, ps)
+}
+
+#[inline(never)]
+fn probe_quiet_again(db: &Database, ps: &[Position]) {
+    probe_all(db, ps)
+}
+
 fn split_name(s: &Slice) -> String {
     let m = s.material;
     format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
@@ -73,10 +134,13 @@ fn train_code(site: &Site) {
         for _ in 0..2 {
             scope.spawn(|| {
                 let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
-                while let Some(s) = slices.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                while let Some(s) =
+                    slices.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
                     let solved = nowdb::solve::solved::SolvedSlice::load(site, *s).unwrap();
                     let ix = SliceIndex::new(*s);
-                    let (runs, _) = nowdb::db::removed::range_runs(&ix, 0, ix.count(), |i| solved.get(i));
+                    let (runs, _) =
+                        nowdb::db::removed::range_runs(&ix, 0, ix.count(), |i| solved.get(i));
                     let runs = nowdb::db::removed::join_runs([runs]);
                     nowdb::db::format::count_symbols(&runs, &mut freqs);
                 }
@@ -103,8 +167,34 @@ fn train_code(site: &Site) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(k) = args.iter().position(|a| a == "--probe-only") {
+        let n: usize = args[k + 1].parse().expect("--probe-only N");
+        let root = args
+            .iter()
+            .skip(1)
+            .rfind(|a| !a.starts_with('-'))
+            .expect("SITE");
+        let dir = Site::new(root).db_dir();
+        let slices = list_slices(&dir).unwrap();
+        let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
+        let (quiet, stored) = sample_positions(&slices, pieces, n);
+        let db = Database::open(&dir, 1 << 30).unwrap();
+        probe_all(&db, &quiet);
+        probe_stored_again(&db, &stored);
+        probe_quiet_again(&db, &quiet);
+        println!(
+            "{} quiet, {} stored positions probed",
+            quiet.len(),
+            stored.len()
+        );
+        return;
+    }
     if std::env::args().any(|a| a == "--train-code") {
-        let root = std::env::args().skip(1).find(|a| !a.starts_with('-')).expect("SITE");
+        let root = std::env::args()
+            .skip(1)
+            .find(|a| !a.starts_with('-'))
+            .expect("SITE");
         return train_code(&Site::new(root));
     }
     let root = std::env::args()
@@ -161,46 +251,10 @@ fn main() {
 
     // Probe rates on random non-capture positions of the largest piece count.
     let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
-    let big: Vec<(Slice, SliceIndex)> = slices
-        .iter()
-        .filter(|s| s.pieces() == pieces)
-        .map(|s| (*s, SliceIndex::new(*s)))
-        .collect();
-    let total: u64 = big.iter().map(|b| b.1.count()).sum();
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    let mut moves = MoveList::new();
-    let (mut quiet, mut stored) = (Vec::new(), Vec::new());
-    while quiet.len() < 1_000_000 {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        let mut at = rng % total;
-        let (_, ix) = big
-            .iter()
-            .find(|(_, ix)| {
-                if at < ix.count() {
-                    true
-                } else {
-                    at -= ix.count();
-                    false
-                }
-            })
-            .unwrap();
-        let p = ix.position_unchecked(at);
-        match classify(&p, &mut moves) {
-            Kind::Capture => continue,
-            Kind::Threat => quiet.push(p),
-            Kind::Stored => {
-                quiet.push(p);
-                stored.push(p);
-            }
-        }
-    }
+    let (quiet, stored) = sample_positions(&slices, pieces, 1_000_000);
     let rate = |db: &Database, ps: &[Position]| {
         let t = Instant::now();
-        for p in ps {
-            black_box(db.probe(p).unwrap());
-        }
+        probe_all(db, ps);
         ps.len() as f64 / t.elapsed().as_secs_f64()
     };
     let cold = Database::open(&dir, 1 << 30).unwrap();

@@ -14,6 +14,39 @@ const PER_HIT: u16 = 105;
 /// Bits looked up at once when decoding; longer codes take the canonical walk.
 const PEEK: u32 = 12;
 
+/// The cycle win -> loss -> draw -> win, on value codes 0..3.
+#[inline]
+pub fn next_in_cycle(c: u8) -> u8 {
+    (c + 1) % 3
+}
+
+/// The third value code.
+#[inline]
+pub fn third(a: u8, b: u8) -> u8 {
+    3 - a - b
+}
+
+/// The prediction state `(cur, prev)` (different value codes) as 0..6.
+#[inline]
+pub fn state_byte(cur: u8, prev: u8) -> u8 {
+    2 * cur + u8::from(prev != next_in_cycle(cur))
+}
+
+/// The state `(cur, prev)` of a state number, or `None` past 5.
+#[inline]
+pub fn state_of(byte: u8) -> Option<(u8, u8)> {
+    let cur = byte / 2;
+    if cur > 2 {
+        return None;
+    }
+    let prev = if byte.is_multiple_of(2) {
+        next_in_cycle(cur)
+    } else {
+        third(cur, next_in_cycle(cur))
+    };
+    Some((cur, prev))
+}
+
 /// The symbol, extra-bit count and extra-bit value coding a run of `len` (>= 1).
 #[inline]
 pub fn symbol_of(hit: bool, len: u64) -> (u16, u32, u64) {
@@ -228,13 +261,47 @@ struct Table {
 /// Decoding tables of every context of one file.
 pub struct Decoder {
     tables: Vec<Table>,
+    /// For each state and next [`PEEK`] bits: the runs wholly coded in those bits that have
+    /// no extra bits, as `runs | bits << 4 | state << 8 | total length << 11`; lets a probe
+    /// skip several runs at once.
+    skip: Vec<[u32; 1 << PEEK]>,
+}
+
+/// Several runs skipped at once (see [`Decoder::skip`]).
+pub struct Skip {
+    pub runs: u32,
+    pub bits: u32,
+    pub state: u8,
+    pub len: u64,
 }
 
 impl Decoder {
-    /// Tables for valid `lengths` (see [`lengths_valid`]).
-    pub fn new(lengths: &[[u8; SYMBOLS]; CONTEXTS]) -> Decoder {
-        let tables = lengths.iter().map(Table::new).collect();
-        Decoder { tables }
+    /// Tables for valid `lengths` (see [`lengths_valid`]), with the skip tables when
+    /// `skipping` (a few milliseconds to build: for the shared default code).
+    pub fn new(lengths: &[[u8; SYMBOLS]; CONTEXTS], skipping: bool) -> Decoder {
+        let tables: Vec<Table> = lengths.iter().map(Table::new).collect();
+        let skip = if skipping {
+            skip_tables(&tables)
+        } else {
+            Vec::new()
+        };
+        Decoder { tables, skip }
+    }
+
+    /// The runs wholly coded in the top [`PEEK`] bits of `window` (state `state` before
+    /// them), if any.
+    #[inline]
+    pub fn skip(&self, state: u8, window: u64) -> Skip {
+        let e = match self.skip.get(state as usize) {
+            Some(row) => row[(window >> (64 - PEEK)) as usize],
+            None => 0,
+        };
+        Skip {
+            runs: e & 15,
+            bits: (e >> 4) & 15,
+            state: ((e >> 8) & 7) as u8,
+            len: (e >> 11) as u64,
+        }
     }
 
     /// Decodes the run whose code word starts in the top bits of `window` (at least 55
@@ -267,6 +334,49 @@ impl Decoder {
             bits: l + extra,
         })
     }
+}
+
+/// The skip tables, by dynamic programming over how many bits remain: the runs in `r`
+/// bits are the first run and then the runs in the `r - l` bits after its code word.
+fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << PEEK]> {
+    // memo[r][state << r | bits]
+    let mut memo: Vec<Vec<u32>> = Vec::with_capacity(PEEK as usize + 1);
+    for r in 0..=PEEK {
+        let mut row = vec![0u32; 6 << r];
+        for state in 0..6u8 {
+            let (cur, prev) = state_of(state).expect("state");
+            for bits in 0..1u32 << r {
+                let e = tables[cur as usize].fast[(bits << (PEEK - r)) as usize];
+                let (l, extra) = (e & 15, (e >> 5) & 63);
+                let idx = ((state as u32) << r | bits) as usize;
+                if e == 0 || extra != 0 || l > r {
+                    row[idx] = (state as u32) << 8;
+                    continue;
+                }
+                let v = if e & 16 != 0 { prev } else { third(cur, prev) };
+                let next = state_byte(v, cur) as u32;
+                let rest = r - l;
+                let sub = memo[rest as usize][(next << rest | (bits & ((1 << rest) - 1))) as usize];
+                row[idx] = if sub & 15 == 15 {
+                    1 | (l << 4) | (next << 8) | ((e >> 11) << 11)
+                } else {
+                    let runs = (sub & 15) + 1;
+                    let used = ((sub >> 4) & 15) + l;
+                    let total = (sub >> 11) + (e >> 11);
+                    runs | (used << 4) | (sub & 0x700) | (total << 11)
+                };
+            }
+        }
+        memo.push(row);
+    }
+    let top = &memo[PEEK as usize];
+    (0..6)
+        .map(|state| {
+            let mut row = [0u32; 1 << PEEK];
+            row.copy_from_slice(&top[state << PEEK..(state + 1) << PEEK]);
+            row
+        })
+        .collect()
 }
 
 impl Table {
@@ -355,7 +465,7 @@ mod tests {
         assert!(lengths.iter().all(|l| lengths_valid(l)));
         assert!(lengths.iter().flatten().any(|&l| l as u32 > PEEK));
         let enc = Encoder::new(&lengths);
-        let dec = Decoder::new(&lengths);
+        let dec = Decoder::new(&lengths, true);
         let mut runs = Vec::new();
         let mut w = BitWriter::default();
         for i in 0..5000u64 {

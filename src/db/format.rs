@@ -34,33 +34,7 @@ fn value_of(code: u8) -> Value {
     Value::from_bits(code + 1)
 }
 
-/// The cycle win -> loss -> draw -> win, on codes 0..3.
-fn next_in_cycle(c: u8) -> u8 {
-    (c + 1) % 3
-}
-
-/// The third value code.
-#[inline]
-fn third(a: u8, b: u8) -> u8 {
-    3 - a - b
-}
-
-fn state_byte(cur: u8, prev: u8) -> u8 {
-    2 * cur + u8::from(prev != next_in_cycle(cur))
-}
-
-fn state_of(byte: u8) -> Option<(u8, u8)> {
-    let cur = byte / 2;
-    if cur > 2 {
-        return None;
-    }
-    let prev = if byte.is_multiple_of(2) {
-        next_in_cycle(cur)
-    } else {
-        third(cur, next_in_cycle(cur))
-    };
-    Some((cur, prev))
-}
+use super::code::{next_in_cycle, state_byte, state_of, third};
 
 fn header_bytes_for(sync_points: usize) -> usize {
     5 + 6 * (sync_points - 1)
@@ -107,7 +81,7 @@ pub fn default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
 fn default_decoder() -> std::sync::Arc<Decoder> {
     static DECODER: std::sync::OnceLock<std::sync::Arc<Decoder>> = std::sync::OnceLock::new();
     DECODER
-        .get_or_init(|| std::sync::Arc::new(Decoder::new(&default_code())))
+        .get_or_init(|| std::sync::Arc::new(Decoder::new(&default_code(), true)))
         .clone()
 }
 
@@ -410,7 +384,7 @@ impl SliceFile {
             last_len,
             sync_points,
             decoder: if own_code {
-                std::sync::Arc::new(Decoder::new(&lengths))
+                std::sync::Arc::new(Decoder::new(&lengths, true))
             } else {
                 default_decoder()
             },
@@ -489,7 +463,10 @@ impl SliceFile {
 
     #[cold]
     fn corrupt(&self, b: usize) -> crate::solve::SolveError {
-        solve_err!("{}: block {b} does not decode (corrupt)", self.path.display())
+        solve_err!(
+            "{}: block {b} does not decode (corrupt)",
+            self.path.display()
+        )
     }
 
     fn start(&self, b: usize, state: u8, bit: u64) -> Result<Cursor> {
@@ -529,6 +506,19 @@ impl SliceFile {
         }
         let mut c = self.start(b, state, bit)?;
         loop {
+            // Skip whole groups of short runs that end before the target.
+            if c.bit < c.limit {
+                let byte = c.head + (c.bit / 8) as usize;
+                let window =
+                    u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
+                let sk = self.decoder.skip(state_byte(c.cur, c.prev), window);
+                if sk.runs > 0 && pos + sk.len <= target {
+                    pos += sk.len;
+                    c.bit += sk.bits as u64;
+                    (c.cur, c.prev) = state_of(sk.state).expect("a state the table made");
+                    continue;
+                }
+            }
             let (v, len) = self.next_run(block, b, &mut c)?;
             if pos + len > target {
                 let end = self.index.get(b + 1).copied().unwrap_or(self.count);
