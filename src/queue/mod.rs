@@ -1,6 +1,11 @@
-//! The job queues on the shared filesystem (DESIGN.md section 7, 1994 paper Appendix C).
-//! So far: the cross-machine lock files that guard them.
+//! The job queues on the shared filesystem (DESIGN.md section 7, 1994 paper Appendix C):
+//! the queue line grammar, the queue files and the cross-machine lock files that guard them.
 
+pub mod addq;
+pub mod file;
+pub mod line;
 pub mod lock;
 
+pub use file::{QUEUES, Queue};
+pub use line::{QueueLine, QueuedJob};
 pub use lock::{LockFile, LockOwner, Machine};

@@ -1,0 +1,78 @@
+//! addq: add jobs to a queue file, list a queue, or edit one under its lock.
+
+use clap::Parser;
+use nowdb::cli::CliError;
+use nowdb::queue::addq;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Add jobs to a nowdb queue (p prime, n nonprime, s slow, m small).",
+    long_about = "Add jobs to a nowdb queue file (queues/prime, nonprime, slow, small; letters \
+                  p n s m), as the 1994 paper's addq.\n\n\
+                  addq p lookup 3113.01          split the slice into page-aligned mini-slices \
+                  of about --positions positions (-max/-n lines)\n\
+                  addq p noio 3113.01 -s 2       the same for round 2\n\
+                  addq p cap 2123.66 FIRST LAST  one explicit range (-n N optional)\n\
+                  addq --top p ...               at the top of the queue instead of the end\n\
+                  addq p stop                    the runner that takes it exits\n\
+                  addq --list p                  print the queue\n\
+                  addq --edit p                  $EDITOR on the queue, under its lock; saved \
+                  only if every line is valid"
+)]
+struct Args {
+    /// Queue letter or name: p, n, s, m (prime, nonprime, slow, small).
+    queue: String,
+    /// The job: PHASE SLICE [FIRST LAST] [-s ROUND] [-n N], or stop.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    job: Vec<String>,
+    /// Site directory holding queues/.
+    #[arg(long, default_value = ".")]
+    site: std::path::PathBuf,
+    /// Add at the top of the queue.
+    #[arg(long)]
+    top: bool,
+    /// Positions per mini-slice when splitting a slice.
+    #[arg(long, default_value_t = 10_000_000)]
+    positions: u64,
+    /// Print the queue instead of adding.
+    #[arg(long, conflicts_with_all = ["edit", "top"])]
+    list: bool,
+    /// Edit the queue with $EDITOR under its lock.
+    #[arg(long, conflicts_with = "top")]
+    edit: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+fn run(a: Args) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    if (a.list || a.edit) && !a.job.is_empty() {
+        return Err(format!(
+            "--list and --edit take only the queue, not {:?}",
+            a.job.join(" ")
+        )
+        .into());
+    }
+    if a.list {
+        return addq::list_command(&a.site, &a.queue, a.json, &mut out);
+    }
+    if a.edit {
+        return addq::edit_command(&a.site, &a.queue);
+    }
+    addq::add_command(
+        &a.site,
+        &a.queue,
+        &a.job,
+        a.positions,
+        a.top,
+        a.json,
+        &mut out,
+    )
+}
+
+fn main() -> ExitCode {
+    nowdb::cli::finish("addq", run(Args::parse()))
+}

@@ -1,0 +1,176 @@
+//! What `addq` does (1994 paper Appendix C): add jobs to a queue (split into mini-slices, or
+//! an explicit range, or `stop`), list a queue, and edit one under its lock (the paper's
+//! `vidb`), validating before saving.
+
+use super::file::{Queue, parse_queue_text};
+use super::line::{QueueLine, mini_slices, parse_line};
+use super::lock::Machine;
+use crate::cli::{CliError, output_error};
+use std::io::Write;
+use std::path::Path;
+
+/// The lines `addq QUEUE WORDS...` adds: `stop`; `PHASE SLICE FIRST LAST [-s R] [-n N]`;
+/// or `PHASE SLICE [-s R]`, split into mini-slices of about `positions` positions.
+pub fn lines_for(words: &[String], positions: u64) -> Result<Vec<QueueLine>, String> {
+    let text = words.join(" ");
+    let bad = |e: String| format!("addq {text:?}: {e}");
+    match words.first().map(String::as_str) {
+        None => return Err("addq: no job given (e.g. `addq p lookup 3113.01`)".into()),
+        Some("stop") => {
+            return parse_line(&text)
+                .map(|l| l.into_iter().collect())
+                .map_err(bad);
+        }
+        _ => {}
+    }
+    let explicit = words.len() >= 4 && words[2].parse::<u64>().is_ok();
+    if explicit {
+        let full = if words.iter().any(|w| w == "-n") {
+            text.clone()
+        } else {
+            format!("{text} -n 00")
+        };
+        return parse_line(&full)
+            .map(|l| l.into_iter().collect())
+            .map_err(bad);
+    }
+    // PHASE SLICE [-s R]: check the words through the grammar, then split.
+    let round_words = match &words[2..] {
+        [] => "-s 1".to_string(),
+        [s, r] if s == "-s" => format!("-s {r}"),
+        rest => {
+            return Err(bad(format!(
+                "expected FIRST LAST or -s ROUND after the slice, found {:?}",
+                rest.join(" ")
+            )));
+        }
+    };
+    let probe = format!("{} {} -max 01 {round_words} -n 00", words[0], words[1]);
+    let Some(QueueLine::Job(job)) = parse_line(&probe).map_err(bad)? else {
+        unreachable!("a job line parses to a job");
+    };
+    Ok(
+        mini_slices(job.phase, job.mirror, job.slice, job.round, positions)
+            .into_iter()
+            .map(QueueLine::Job)
+            .collect(),
+    )
+}
+
+fn logger() -> impl FnMut(String) {
+    |m: String| eprintln!("addq: {m}")
+}
+
+/// `addq QUEUE WORDS...`.
+pub fn add_command(
+    site: &Path,
+    queue: &str,
+    words: &[String],
+    positions: u64,
+    top: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let q = Queue::named(site, queue)?;
+    let lines = lines_for(words, positions)?;
+    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    q.append(&here, &mut logger(), &lines, top)?;
+    let place = if top { "top" } else { "end" };
+    let text = if json {
+        format!(
+            "{{\"queue\":\"{}\",\"added\":{},\"at\":\"{place}\"}}\n",
+            q.name,
+            lines.len()
+        )
+    } else {
+        let mut t = format!(
+            "added {} line(s) at the {place} of {}\n",
+            lines.len(),
+            q.path().display()
+        );
+        for l in lines.iter().take(3) {
+            t += &format!("  {l}\n");
+        }
+        if lines.len() > 3 {
+            t += &format!("  ... {}\n", lines.last().expect("several lines"));
+        }
+        t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// `addq --list QUEUE`: the queue's lines (with their line numbers in `--json`).
+pub fn list_command(
+    site: &Path,
+    queue: &str,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let q = Queue::named(site, queue)?;
+    let entries = q.read_unlocked()?;
+    let mut text = String::new();
+    if json {
+        let items: Vec<String> = entries
+            .iter()
+            .filter(|e| e.parsed.is_some())
+            .map(|e| format!("{{\"line\":{},\"job\":\"{}\"}}", e.line, e.text))
+            .collect();
+        text = format!("[{}]\n", items.join(","));
+    } else {
+        for e in &entries {
+            text += &e.text;
+            text.push('\n');
+        }
+    }
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// `addq --edit QUEUE`: `$EDITOR` (default `vi`) on a copy, under the queue's lock; the
+/// edited text replaces the queue only if every line parses.
+pub fn edit_command(site: &Path, queue: &str) -> Result<(), CliError> {
+    let q = Queue::named(site, queue)?;
+    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    let editor = std::env::var("EDITOR").unwrap_or_else(|_| "vi".into());
+    q.with_lines(&here, &mut logger(), |lines| {
+        let copy = q
+            .path()
+            .with_extension(format!("edit.{}", std::process::id()));
+        let mut text = String::new();
+        for l in lines.iter() {
+            text += &l.text;
+            text.push('\n');
+        }
+        std::fs::write(&copy, &text).map_err(|e| format!("{}: {e}", copy.display()))?;
+        // The editor is a program name from the environment, run with the file as its one
+        // argument (through `sh -c` only to allow `EDITOR="code --wait"`).
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("editor")
+            .arg(&copy)
+            .status()
+            .map_err(|e| format!("running {editor}: {e}"))?;
+        if !status.success() {
+            let _ = std::fs::remove_file(&copy);
+            return Err(format!(
+                "{editor} failed ({status}); {} unchanged",
+                q.path().display()
+            ));
+        }
+        let edited =
+            std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+        match parse_queue_text(&edited) {
+            Ok(new) => {
+                let _ = std::fs::remove_file(&copy);
+                *lines = new;
+                Ok(((), true))
+            }
+            Err(e) => Err(format!(
+                "{}: {e}; the queue is unchanged, your edit is kept in {}",
+                q.path().display(),
+                copy.display()
+            )),
+        }
+    })?;
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! The four queue files (`queues/prime`, `nonprime`, `slow`, `small`; letters p n s m) and
+//! the operations on them, each inside the queue's lock file: append (at the end or the
+//! top), take the first runnable line, list, and replace after an edit. Every change
+//! rewrites the file as a temp file, fsync, rename, so a reader sees the old or the new
+//! queue and never a torn one.
+
+use super::line::{QueueLine, parse_line};
+use super::lock::{LockFile, Machine};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The queues: letter and file name.
+pub const QUEUES: [(char, &str); 4] = [
+    ('p', "prime"),
+    ('n', "nonprime"),
+    ('s', "slow"),
+    ('m', "small"),
+];
+
+/// One queue file of a site.
+#[derive(Clone, Debug)]
+pub struct Queue {
+    pub name: &'static str,
+    path: PathBuf,
+}
+
+/// A line of a queue file as stored: its text and, unless a comment or blank, its meaning.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// 1-based line number in the file when read.
+    pub line: usize,
+    pub text: String,
+    pub parsed: Option<QueueLine>,
+}
+
+/// How long to wait for a queue's lock before giving up.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+impl Queue {
+    /// The queue with this letter (`p`, `n`, `s`, `m`) or name (`prime`, ...).
+    pub fn named(site: &Path, which: &str) -> Result<Queue, String> {
+        let found = QUEUES
+            .iter()
+            .find(|(l, n)| which.len() == 1 && which.starts_with(*l) || which == *n);
+        match found {
+            Some((_, name)) => Ok(Queue {
+                name,
+                path: site.join("queues").join(name),
+            }),
+            None => Err(format!(
+                "no queue {which:?}: the queues are p (prime), n (nonprime), s (slow), m (small)"
+            )),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.path.with_extension("lock")
+    }
+
+    /// Runs `f` on the queue's lines inside its lock; when `f` returns new lines the file is
+    /// rewritten with them. `log` receives what the lock had to do (a broken stale lock).
+    pub fn with_lines<T>(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool), String>,
+    ) -> Result<T, String> {
+        let dir = self.path.parent().expect("queues/ directory");
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut events = Vec::new();
+        let lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
+        for super::lock::LockEvent::BrokeStale { path, owner } in events {
+            log(format!(
+                "broke the stale lock {} of pid {} on {} (boot {}) since {}: its owner is gone",
+                path.display(),
+                owner.pid,
+                owner.host,
+                owner.boot_id,
+                owner.since
+            ));
+        }
+        let lock = lock.map_err(|e| format!("locking {}: {e}", self.path.display()))?;
+        let result = (|| {
+            let mut lines = self.read_unlocked()?;
+            let (value, changed) = f(&mut lines)?;
+            if changed {
+                self.write_unlocked(&lines)?;
+            }
+            Ok(value)
+        })();
+        lock.release()
+            .map_err(|e| format!("unlocking {}: {e}", self.path.display()))?;
+        result
+    }
+
+    /// The lines, checked strictly: any bad line is an error naming the file and line.
+    pub fn read_unlocked(&self) -> Result<Vec<Entry>, String> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+        };
+        parse_queue_text(&text).map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+
+    fn write_unlocked(&self, lines: &[Entry]) -> Result<(), String> {
+        let mut text = String::with_capacity(lines.iter().map(|l| l.text.len() + 1).sum());
+        for l in lines {
+            text.push_str(&l.text);
+            text.push('\n');
+        }
+        let tmp = self
+            .path
+            .with_extension(format!("tmp.{}", std::process::id()));
+        let write = || -> io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("rewriting {}: {e}", self.path.display())
+        })
+    }
+
+    /// Adds `lines` at the end, or at the top (before every job, after nothing).
+    pub fn append(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        new: &[QueueLine],
+        top: bool,
+    ) -> Result<(), String> {
+        self.with_lines(here, log, |lines| {
+            let entries = new.iter().map(|l| Entry {
+                line: 0,
+                text: l.to_string(),
+                parsed: Some(*l),
+            });
+            if top {
+                let rest = std::mem::take(lines);
+                lines.extend(entries);
+                lines.extend(rest);
+            } else {
+                lines.extend(entries);
+            }
+            Ok(((), true))
+        })
+    }
+
+    /// Removes and returns the first line that is `stop` or a job `runnable` accepts.
+    pub fn take(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        mut runnable: impl FnMut(&QueueLine) -> bool,
+    ) -> Result<Option<QueueLine>, String> {
+        self.with_lines(here, log, |lines| {
+            let k = lines.iter().position(|l| match &l.parsed {
+                Some(QueueLine::Stop) => true,
+                Some(job) => runnable(job),
+                None => false,
+            });
+            Ok(match k {
+                Some(k) => (lines.remove(k).parsed, true),
+                None => (None, false),
+            })
+        })
+    }
+}
+
+/// Parses a whole queue file; the error names the line.
+pub fn parse_queue_text(text: &str) -> Result<Vec<Entry>, String> {
+    text.lines()
+        .enumerate()
+        .map(|(k, t)| {
+            let parsed = parse_line(t).map_err(|e| format!("line {}: {e}", k + 1))?;
+            Ok(Entry {
+                line: k + 1,
+                text: t.trim_end().to_string(),
+                parsed,
+            })
+        })
+        .collect()
+}
