@@ -90,12 +90,8 @@ fn concurrent_addq_and_takers_lose_and_duplicate_nothing() {
     assert_eq!(taken.len(), 8 * 500, "every added line is taken");
     assert!(counts.values().all(|&c| c == 1), "a line was taken twice");
     let left = std::fs::read_to_string(q.path()).unwrap();
-    assert!(
-        parse_queue_text(&left)
-            .unwrap()
-            .iter()
-            .all(|e| e.parsed.is_none())
-    );
+    let left = parse_queue_text(&left).unwrap();
+    assert!(left.iter().all(|e| e.parse().unwrap().is_none()));
     assert!(!site.join("queues/prime.lock").exists());
 }
 
@@ -125,11 +121,11 @@ fn bad_input_is_refused_and_the_queue_is_unchanged() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert_eq!(std::fs::read(site.join("queues/prime")).unwrap(), before);
     }
-    // A corrupted queue file: adding fails naming the line, and nothing changes.
+    // A corrupted queue file: listing it fails naming the line, and nothing changes.
     let mut text = String::from_utf8(before.clone()).unwrap();
     text.insert_str(0, "# operator note\nlookup 3113.01 -max 02 -n 07\n");
     std::fs::write(site.join("queues/prime"), &text).unwrap();
-    let out = addq(&site, &["p", "stop"]);
+    let out = addq(&site, &["--list", "p"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("queues/prime: line 2: -n 7"), "{err}");
@@ -166,8 +162,8 @@ fn top_list_and_edit() {
         .unwrap();
     assert!(ok.success());
     let q = Queue::named(&site, "n").unwrap();
-    let lines = q.read_unlocked().unwrap();
-    assert!(matches!(lines[0].parsed, Some(QueueLine::Job(_))));
+    let lines = q.read_checked().unwrap();
+    assert!(matches!(lines[0].1, Some(QueueLine::Job(_))));
     // An editor that breaks a line: refused, the queue unchanged, the edit kept.
     let before = std::fs::read(q.path()).unwrap();
     let out = Command::new(ADDQ)

@@ -107,17 +107,17 @@ pub fn list_command(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let q = Queue::named(site, queue)?;
-    let entries = q.read_unlocked()?;
+    let entries = q.read_checked()?;
     let mut text = String::new();
     if json {
         let items: Vec<String> = entries
             .iter()
-            .filter(|e| e.parsed.is_some())
-            .map(|e| format!("{{\"line\":{},\"job\":\"{}\"}}", e.line, e.text))
+            .filter(|(_, p)| p.is_some())
+            .map(|(e, _)| format!("{{\"line\":{},\"job\":\"{}\"}}", e.line, e.text))
             .collect();
         text = format!("[{}]\n", items.join(","));
     } else {
-        for e in &entries {
+        for (e, _) in &entries {
             text += &e.text;
             text.push('\n');
         }

@@ -25,13 +25,20 @@ pub struct Queue {
     path: PathBuf,
 }
 
-/// A line of a queue file as stored: its text and, unless a comment or blank, its meaning.
+/// A line of a queue file as stored. Lines are parsed when needed (a take reads only as far
+/// as the first runnable job), so a large queue costs little per operation.
 #[derive(Clone, Debug)]
 pub struct Entry {
-    /// 1-based line number in the file when read.
+    /// 1-based line number in the file when read (0 for a line not yet written).
     pub line: usize,
     pub text: String,
-    pub parsed: Option<QueueLine>,
+}
+
+impl Entry {
+    /// The line's meaning (`None` for blanks and comments); the error names the line.
+    pub fn parse(&self) -> Result<Option<QueueLine>, String> {
+        parse_line(&self.text).map_err(|e| format!("line {}: {e}", self.line))
+    }
 }
 
 /// How long to wait for a queue's lock before giving up.
@@ -62,13 +69,30 @@ impl Queue {
         self.path.with_extension("lock")
     }
 
-    /// Runs `f` on the queue's lines inside its lock; when `f` returns new lines the file is
+    /// Runs `f` on the queue's lines inside its lock; when `f` says they changed the file is
     /// rewritten with them. `log` receives what the lock had to do (a broken stale lock).
     pub fn with_lines<T>(
         &self,
         here: &Machine,
         log: &mut dyn FnMut(String),
         f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool), String>,
+    ) -> Result<T, String> {
+        self.locked(here, log, || {
+            let mut lines = self.read_unlocked()?;
+            let (value, changed) = f(&mut lines)?;
+            if changed {
+                self.write_unlocked(&lines)?;
+            }
+            Ok(value)
+        })
+    }
+
+    /// Runs `f` inside the queue's lock.
+    fn locked<T>(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        f: impl FnOnce() -> Result<T, String>,
     ) -> Result<T, String> {
         let dir = self.path.parent().expect("queues/ directory");
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -85,27 +109,40 @@ impl Queue {
             ));
         }
         let lock = lock.map_err(|e| format!("locking {}: {e}", self.path.display()))?;
-        let result = (|| {
-            let mut lines = self.read_unlocked()?;
-            let (value, changed) = f(&mut lines)?;
-            if changed {
-                self.write_unlocked(&lines)?;
-            }
-            Ok(value)
-        })();
+        let result = f();
         lock.release()
             .map_err(|e| format!("unlocking {}: {e}", self.path.display()))?;
         result
     }
 
-    /// The lines, checked strictly: any bad line is an error naming the file and line.
+    /// The lines as stored (not parsed).
     pub fn read_unlocked(&self) -> Result<Vec<Entry>, String> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(format!("{}: {e}", self.path.display())),
         };
-        parse_queue_text(&text).map_err(|e| format!("{}: {e}", self.path.display()))
+        Ok(text
+            .lines()
+            .enumerate()
+            .map(|(k, t)| Entry {
+                line: k + 1,
+                text: t.trim_end().to_string(),
+            })
+            .collect())
+    }
+
+    /// Every line parsed, strictly: the first bad line is an error naming the file and line.
+    pub fn read_checked(&self) -> Result<Vec<(Entry, Option<QueueLine>)>, String> {
+        self.read_unlocked()?
+            .into_iter()
+            .map(|e| {
+                let p = e
+                    .parse()
+                    .map_err(|err| format!("{}: {err}", self.path.display()))?;
+                Ok((e, p))
+            })
+            .collect()
     }
 
     fn write_unlocked(&self, lines: &[Entry]) -> Result<(), String> {
@@ -129,7 +166,10 @@ impl Queue {
         })
     }
 
-    /// Adds `lines` at the end, or at the top (before every job, after nothing).
+    /// Adds `lines` at the top (rewriting the file) or at the end. Adding at the end is one
+    /// `O_APPEND` write of whole lines and an fsync, inside the lock: no rewrite of a long
+    /// queue, and a crash can at worst leave a torn last line, which the next reader reports
+    /// with its line number.
     pub fn append(
         &self,
         here: &Machine,
@@ -137,20 +177,33 @@ impl Queue {
         new: &[QueueLine],
         top: bool,
     ) -> Result<(), String> {
-        self.with_lines(here, log, |lines| {
-            let entries = new.iter().map(|l| Entry {
-                line: 0,
-                text: l.to_string(),
-                parsed: Some(*l),
-            });
-            if top {
+        let entries = new.iter().map(|l| Entry {
+            line: 0,
+            text: l.to_string(),
+        });
+        if top {
+            return self.with_lines(here, log, |lines| {
                 let rest = std::mem::take(lines);
                 lines.extend(entries);
                 lines.extend(rest);
-            } else {
-                lines.extend(entries);
-            }
-            Ok(((), true))
+                Ok(((), true))
+            });
+        }
+        let mut text = String::new();
+        for e in entries {
+            text += &e.text;
+            text.push('\n');
+        }
+        self.locked(here, log, || {
+            let write = || -> io::Result<()> {
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.path)?;
+                f.write_all(text.as_bytes())?;
+                f.sync_all()
+            };
+            write().map_err(|e| format!("appending to {}: {e}", self.path.display()))
         })
     }
 
@@ -162,30 +215,37 @@ impl Queue {
         mut runnable: impl FnMut(&QueueLine) -> bool,
     ) -> Result<Option<QueueLine>, String> {
         self.with_lines(here, log, |lines| {
-            let k = lines.iter().position(|l| match &l.parsed {
-                Some(QueueLine::Stop) => true,
-                Some(job) => runnable(job),
-                None => false,
-            });
-            Ok(match k {
-                Some(k) => (lines.remove(k).parsed, true),
-                None => (None, false),
-            })
+            for k in 0..lines.len() {
+                let parsed = lines[k]
+                    .parse()
+                    .map_err(|e| format!("{}: {e}", self.path.display()))?;
+                let take = match &parsed {
+                    Some(QueueLine::Stop) => true,
+                    Some(job) => runnable(job),
+                    None => false,
+                };
+                if take {
+                    lines.remove(k);
+                    return Ok((parsed, true));
+                }
+            }
+            Ok((None, false))
         })
     }
 }
 
-/// Parses a whole queue file; the error names the line.
+/// Checks a whole queue text strictly; the error names the first bad line.
 pub fn parse_queue_text(text: &str) -> Result<Vec<Entry>, String> {
-    text.lines()
+    let entries: Vec<Entry> = text
+        .lines()
         .enumerate()
-        .map(|(k, t)| {
-            let parsed = parse_line(t).map_err(|e| format!("line {}: {e}", k + 1))?;
-            Ok(Entry {
-                line: k + 1,
-                text: t.trim_end().to_string(),
-                parsed,
-            })
+        .map(|(k, t)| Entry {
+            line: k + 1,
+            text: t.trim_end().to_string(),
         })
-        .collect()
+        .collect();
+    for e in &entries {
+        e.parse()?;
+    }
+    Ok(entries)
 }
