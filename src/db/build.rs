@@ -22,6 +22,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const PART_MAGIC: &[u8; 8] = b"NOWDBPT1";
+
+/// A temporary file name no other process or thread uses at the same time.
+fn unique_tmp(dir: &Path, stem: &str) -> PathBuf {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!(".{stem}.{}.{k}", std::process::id()))
+}
 /// How often (in positions) a long job looks at the stop flag and the deadline.
 const STOP_CHECK: u64 = 1 << 16;
 
@@ -61,8 +68,9 @@ pub fn ensure_version_file(site: &Site) -> Result<()> {
         return Ok(());
     }
     std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    let tmp = dir.join(format!(".VERSION.{}", std::process::id()));
+    let tmp = unique_tmp(&dir, "VERSION");
     std::fs::write(&tmp, format!("{VERSION_LINE}\n"))
+        // Another writer may have published it meanwhile: the same text, so either wins.
         .and_then(|_| std::fs::rename(&tmp, &path))
         .map_err(|e| solve_err!("{}: {e}", path.display()))
 }
@@ -125,12 +133,7 @@ fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
     let crc = crc32(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
     let path = part_path(site, job);
-    let tmp = dir.join(format!(
-        ".{}-{}.{}",
-        job.first,
-        job.last,
-        std::process::id()
-    ));
+    let tmp = unique_tmp(&dir, &format!("{}-{}", job.first, job.last));
     let write = || -> std::io::Result<()> {
         std::fs::write(&tmp, &bytes)?;
         std::fs::File::open(&tmp)?.sync_all()?;
@@ -173,11 +176,42 @@ fn read_part(path: &Path) -> Result<(u64, u64, RangeRuns)> {
     ))
 }
 
-/// Codes and publishes the slice if its parts cover it; otherwise does nothing.
+/// Codes and publishes the slice if its parts cover it; otherwise does nothing. Jobs that
+/// finish together take turns (a lock file, broken if its owner died): the first
+/// publishes, the others find the slice published.
 fn assemble(site: &Site, slice: &Slice) -> Result<()> {
+    let lock_path = site.db_dir().join("parts").join(format!("{slice}.lock"));
+    let here = crate::queue::Machine::current()
+        .map_err(|e| solve_err!("identifying this machine: {e}"))?;
+    let mut events = Vec::new();
+    let lock = crate::queue::LockFile::acquire(
+        &lock_path,
+        &here,
+        std::time::Duration::from_secs(3600),
+        &mut events,
+    )
+    .map_err(|e| solve_err!("assembling {slice}: {e}"))?;
+    for crate::queue::lock::LockEvent::BrokeStale { path, owner } in events {
+        eprintln!(
+            "broke the stale lock {} of pid {} on {}: its owner is gone",
+            path.display(),
+            owner.pid,
+            owner.host
+        );
+    }
+    let result = assemble_locked(site, slice);
+    lock.release()
+        .map_err(|e| solve_err!("{}: {e}", lock_path.display()))?;
+    result
+}
+
+fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
     let dir = parts_dir(site, slice);
     let final_path = slice_path(&site.db_dir(), slice);
     let count = slice.count();
+    if final_path.exists() {
+        return Ok(());
+    }
     let mut found = Vec::new();
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
