@@ -378,3 +378,40 @@ fn threads_share_one_database() {
         "the small cache should have missed often"
     );
 }
+
+/// Seven `build` jobs of one slice, one per page range, run as seven processes at once:
+/// whichever finish together take turns to assemble, and the published file equals the
+/// one a single job builds.
+#[test]
+fn concurrent_build_ranges_publish_one_identical_file() {
+    let d = copy_of_base("ranges");
+    let slice = "2200.--";
+    let path = d.join(format!("db/{slice}.ndb"));
+    let reference = std::fs::read(&path).unwrap();
+    let count: u64 = slice.parse::<Slice>().unwrap().count();
+    let pages = count.div_ceil(32768);
+    assert!(pages >= 7);
+    for round in 0..4 {
+        std::fs::remove_file(&path).unwrap();
+        let children: Vec<_> = (0..7u64)
+            .map(|k| {
+                let first = pages * k / 7 * 32768;
+                let last = (pages * (k + 1) / 7 * 32768).min(count);
+                Command::new(JOBRUNNER)
+                    .args(["--site", d.to_str().unwrap(), "run"])
+                    .arg(format!("build {slice} {first} {last}"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {}", text(&out.stderr));
+        }
+        assert!(std::fs::read(&path).unwrap() == reference, "round {round}");
+        assert!(!d.join(format!("db/parts/{slice}")).exists());
+        assert!(!d.join(format!("db/parts/{slice}.lock")).exists());
+    }
+}
