@@ -151,9 +151,11 @@ impl Queue {
             text.push_str(&l.text);
             text.push('\n');
         }
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let k = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = self
             .path
-            .with_extension(format!("tmp.{}", std::process::id()));
+            .with_extension(format!("tmp.{}.{k}", std::process::id()));
         let write = || -> io::Result<()> {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(text.as_bytes())?;

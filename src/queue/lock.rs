@@ -119,20 +119,34 @@ impl LockFile {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
         };
-        match OpenOptions::new().write(true).create_new(true).open(path) {
-            Ok(mut f) => {
-                let lock = LockFile {
-                    path: path.to_path_buf(),
-                    released: false,
-                };
-                // If writing the owner fails the lock is dropped (and removed) on return.
-                f.write_all(owner.to_text().as_bytes())
-                    .and_then(|_| f.sync_all())
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-                Ok(Some(lock))
+        let mut lost_races = 0;
+        loop {
+            match OpenOptions::new().write(true).create_new(true).open(path) {
+                Ok(mut f) => {
+                    let lock = LockFile {
+                        path: path.to_path_buf(),
+                        released: false,
+                    };
+                    // If writing the owner fails the lock is dropped (and removed) on return.
+                    f.write_all(owner.to_text().as_bytes())
+                        .and_then(|_| f.sync_all())
+                        .map_err(|e| {
+                            io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+                        })?;
+                    return Ok(Some(lock));
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(None),
+                // sshfs reports a lost O_EXCL race as EPERM (SFTP's generic failure): held
+                // if the file is there, and if it is gone already, try again; a real
+                // permission problem fails every time with no file behind it.
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied && lost_races < 20 => {
+                    if path.exists() {
+                        return Ok(None);
+                    }
+                    lost_races += 1;
+                }
+                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
-            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
         }
     }
 
@@ -157,27 +171,8 @@ impl LockFile {
             if let Some(o) = &owner
                 && o.is_gone(here)
             {
-                // Rename first: of two processes breaking the same stale lock, only one
-                // succeeds, and neither can remove a fresh lock taken in between.
-                let grave = path.with_extension(format!("stale{}", std::process::id()));
-                if std::fs::rename(path, &grave).is_ok() {
-                    let taken = std::fs::read_to_string(&grave)
-                        .ok()
-                        .and_then(|t| LockOwner::parse(&t));
-                    if taken.as_ref() == Some(o) {
-                        let _ = std::fs::remove_file(&grave);
-                        events.push(LockEvent::BrokeStale {
-                            path: path.to_path_buf(),
-                            owner: o.clone(),
-                        });
-                    } else {
-                        // Someone broke it first and took it anew: put their lock back
-                        // (linking fails rather than clobber a lock taken since).
-                        let _ = std::fs::hard_link(&grave, path);
-                        let _ = std::fs::remove_file(&grave);
-                    }
-                    continue;
-                }
+                Self::break_stale(path, o, here, events)?;
+                continue;
             }
             if start.elapsed() >= wait {
                 let who = owner.map_or("an unreadable owner".to_string(), |o| {
@@ -194,6 +189,54 @@ impl LockFile {
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    /// Removes the lock at `path` if it still belongs to `stale`, a gone owner. The removal
+    /// happens under a second lock (`path` with extension `break`) and after a second read:
+    /// a lock is removed only when its current content names the gone owner, so a live lock
+    /// taken meanwhile is never touched (renaming it away, even to put it back, would leave a
+    /// moment with no lock). A breaker that died in its few microseconds leaves a `break`
+    /// file that is itself removed once its owner is provably gone.
+    fn break_stale(
+        path: &Path,
+        stale: &LockOwner,
+        here: &Machine,
+        events: &mut Vec<LockEvent>,
+    ) -> io::Result<()> {
+        let breaker_path = path.with_extension("break");
+        let read = |p: &Path| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| LockOwner::parse(&t))
+        };
+        match Self::try_acquire(&breaker_path, here)? {
+            Some(breaker) => {
+                if read(path).as_ref() == Some(stale) {
+                    match std::fs::remove_file(path) {
+                        Ok(()) => events.push(LockEvent::BrokeStale {
+                            path: path.to_path_buf(),
+                            owner: stale.clone(),
+                        }),
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(io::Error::new(
+                                e.kind(),
+                                format!("{}: {e}", path.display()),
+                            ));
+                        }
+                    }
+                }
+                breaker.release()
+            }
+            None => {
+                if let Some(b) = read(&breaker_path)
+                    && b.is_gone(here)
+                {
+                    let _ = std::fs::remove_file(&breaker_path);
+                }
+                Ok(())
+            }
         }
     }
 

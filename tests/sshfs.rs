@@ -1,0 +1,230 @@
+//! Queues on a real network filesystem: one directory served by a real sshd and mounted
+//! twice with sshfs (two "machines"). `flock` does not exclude across the mounts; the lock
+//! files do, and concurrent `addq` and takers on both mounts lose and duplicate nothing.
+//! Needs root, `sshd` and `sshfs` (`.ci/run` installs them).
+
+use nowdb::queue::{LockFile, Machine, Queue};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+
+/// An sshd on a free loopback port and two sshfs mounts of one directory; torn down on drop.
+struct TwoMounts {
+    root: PathBuf,
+    shared: PathBuf,
+    mounts: [PathBuf; 2],
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("{cmd:?}: {e} (install openssh-server and sshfs; .ci/run does)")
+    });
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl TwoMounts {
+    fn new(name: &str) -> TwoMounts {
+        let root = std::env::temp_dir().join(format!("nowdb-sshfs-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let shared = root.join("shared");
+        let mounts = [root.join("a"), root.join("b")];
+        for d in [&shared, &mounts[0], &mounts[1]] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        for key in ["hostkey", "userkey"] {
+            run(Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(root.join(key)));
+        }
+        std::fs::copy(root.join("userkey.pub"), root.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let r = root.display();
+        std::fs::write(
+            root.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {r}/hostkey\n\
+                 AuthorizedKeysFile {r}/authorized_keys\nPermitRootLogin prohibit-password\n\
+                 PasswordAuthentication no\nStrictModes no\nSubsystem sftp internal-sftp\n\
+                 PidFile {r}/sshd.pid\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        run(Command::new("/usr/sbin/sshd")
+            .arg("-f")
+            .arg(root.join("sshd_config"))
+            .arg("-E")
+            .arg(root.join("sshd.log")));
+        // No caching of names or attributes: another machine's rename must be seen at once
+        // (how operators should mount a site; see README).
+        let opts = format!(
+            "IdentityFile={r}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
+             dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io"
+        );
+        for m in &mounts {
+            let mut tries = 0;
+            loop {
+                let out = Command::new("sshfs")
+                    .args(["-p", &port.to_string(), "-o", &opts])
+                    .arg(format!("root@127.0.0.1:{}", shared.display()))
+                    .arg(m)
+                    .output()
+                    .expect("sshfs (install sshfs; .ci/run does)");
+                if out.status.success() {
+                    break;
+                }
+                tries += 1;
+                assert!(
+                    tries < 50,
+                    "sshfs: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+        TwoMounts {
+            root,
+            shared,
+            mounts,
+        }
+    }
+}
+
+impl Drop for TwoMounts {
+    fn drop(&mut self) {
+        for m in &self.mounts {
+            let _ = Command::new("fusermount3").arg("-uz").arg(m).status();
+        }
+        if let Ok(pid) = std::fs::read_to_string(self.root.join("sshd.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+fn flock_nonblocking(path: &Path) -> bool {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(held) => {
+            // Keep it held for the rest of the test.
+            std::mem::forget(held);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn flock_does_not_exclude_across_sshfs_mounts_but_the_lock_file_does() {
+    let t = TwoMounts::new("excl");
+    let [a, b] = &t.mounts;
+    std::fs::write(a.join("probe"), "x").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(b.join("probe")).unwrap(),
+        "x",
+        "one directory"
+    );
+    assert!(flock_nonblocking(&a.join("f")));
+    assert!(
+        flock_nonblocking(&b.join("f")),
+        "flock excluded across mounts here; the lock file design assumes it does not"
+    );
+    let here = Machine::current().unwrap();
+    let held = LockFile::try_acquire(&a.join("q.lock"), &here).unwrap();
+    assert!(held.is_some());
+    assert!(
+        LockFile::try_acquire(&b.join("q.lock"), &here)
+            .unwrap()
+            .is_none()
+    );
+    held.unwrap().release().unwrap();
+    let again = LockFile::try_acquire(&b.join("q.lock"), &here).unwrap();
+    assert!(again.is_some() && t.shared.join("q.lock").exists());
+    again.unwrap().release().unwrap();
+    assert!(!t.shared.join("q.lock").exists());
+}
+
+/// The queue stress of tests/queue.rs across the two mounts: 8 streams of `addq` processes
+/// (4 per mount) add 500 jobs each while 4 takers (2 per mount) drain the queue.
+#[test]
+fn queue_stress_across_two_sshfs_mounts() {
+    let t = TwoMounts::new("stress");
+    let here = Machine::current().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let taken: Arc<Mutex<Vec<String>>> = Arc::default();
+    let takers: Vec<_> = (0..4)
+        .map(|k| {
+            let q = Queue::named(&t.mounts[k % 2], "p").unwrap();
+            let (here, done, taken) = (here.clone(), done.clone(), taken.clone());
+            std::thread::spawn(move || {
+                let mut log = |m: String| panic!("unexpected lock event: {m}");
+                loop {
+                    let finished = done.load(Ordering::SeqCst);
+                    match q.take(&here, &mut log, |_| true).unwrap() {
+                        Some(line) => taken.lock().unwrap().push(line.to_string()),
+                        None if finished => return,
+                        None => std::thread::sleep(std::time::Duration::from_millis(5)),
+                    }
+                }
+            })
+        })
+        .collect();
+    let adders: Vec<_> = (0..8u64)
+        .map(|p| {
+            let site = t.mounts[p as usize % 2].clone();
+            std::thread::spawn(move || {
+                for k in 0..500u64 {
+                    let n = (p * 500 + k).to_string();
+                    let mut args = vec!["p", "cap", "2200", "0", "32768", "-n", &n];
+                    if k % 2 == 1 {
+                        args.insert(0, "--top");
+                    }
+                    let out = Command::new(ADDQ)
+                        .arg("--site")
+                        .arg(&site)
+                        .args(&args)
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for a in adders {
+        a.join().unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    for k in takers {
+        k.join().unwrap();
+    }
+    let taken = taken.lock().unwrap();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in taken.iter() {
+        *counts.entry(l).or_default() += 1;
+    }
+    assert_eq!(taken.len(), 4000, "every added line is taken once");
+    assert!(counts.values().all(|&c| c == 1), "a line was taken twice");
+    let left = std::fs::read_to_string(t.shared.join("queues/prime")).unwrap();
+    assert!(left.trim().is_empty(), "left in the queue: {left:?}");
+    assert!(!t.shared.join("queues/prime.lock").exists());
+}
