@@ -147,3 +147,58 @@ pub fn write_counts(
     }
     out.write_all(text.as_bytes()).map_err(output_error)
 }
+
+/// `dbstatus queues`: per queue its jobs, `stop` lines, positions and first job (TSV:
+/// `queue letter jobs stops positions first`), or JSON. Every line is checked.
+pub fn write_queues(
+    site: &std::path::Path,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    use crate::queue::{QUEUES, Queue, QueueLine};
+    let mut rows = Vec::new();
+    for (letter, name) in QUEUES {
+        let q = Queue::named(site, name)?;
+        let (mut jobs, mut stops, mut positions, mut first) = (0u64, 0u64, 0u64, None);
+        for (entry, parsed) in q.read_checked()? {
+            match parsed {
+                Some(QueueLine::Job(j)) => {
+                    let job = j
+                        .job()
+                        .map_err(|e| format!("{}: line {}: {e}", q.path().display(), entry.line))?;
+                    jobs += 1;
+                    positions += job.last - job.first;
+                    first.get_or_insert(entry.text);
+                }
+                Some(QueueLine::Stop) => stops += 1,
+                None => {}
+            }
+        }
+        rows.push((
+            name,
+            letter,
+            jobs,
+            stops,
+            positions,
+            first.unwrap_or_default(),
+        ));
+    }
+    let text = if json {
+        let items: Vec<String> = rows
+            .iter()
+            .map(|(n, l, j, s, p, f)| {
+                format!(
+                    "{{\"queue\":\"{n}\",\"letter\":\"{l}\",\"jobs\":{j},\"stops\":{s},\"positions\":{p},\"first\":\"{f}\"}}"
+                )
+            })
+            .collect();
+        format!("[{}]\n", items.join(","))
+    } else {
+        let mut t = String::from("queue\tletter\tjobs\tstops\tpositions\tfirst\n");
+        for (n, l, j, s, p, f) in &rows {
+            t += &format!("{n}\t{l}\t{j}\t{s}\t{p}\t{f}\n");
+        }
+        t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}

@@ -181,3 +181,43 @@ fn top_list_and_edit() {
     );
     assert_eq!(std::fs::read(q.path()).unwrap(), before);
 }
+
+#[test]
+fn dbstatus_reports_queue_lengths() {
+    let site = fresh_dir("status");
+    assert!(addq(&site, &["p", "lookup", "2200"]).status.success());
+    assert!(
+        addq(&site, &["m", "cap", "1100", "0", "992", "-n", "3"])
+            .status
+            .success()
+    );
+    assert!(addq(&site, &["m", "stop"]).status.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_dbstatus"))
+        .arg("--site")
+        .arg(&site)
+        .arg("queues")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let count_2200: u64 = "2200".parse::<nowdb::Slice>().unwrap().count();
+    assert!(
+        text.starts_with("queue\tletter\tjobs\tstops\tpositions\tfirst\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "prime\tp\t1\t0\t{count_2200}\tlookup 2200.-- -max 01 -s 1 -n 00\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("small\tm\t1\t1\t992\tcap 1100.-- 0 992 -n 03\n"),
+        "{text}"
+    );
+    assert!(text.contains("nonprime\tn\t0\t0\t0\t\n"), "{text}");
+}

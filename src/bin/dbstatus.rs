@@ -6,7 +6,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     version,
-    about = "Report on a nowdb build: the plan of slices, and the values of solved slices."
+    about = "Report on a nowdb build: the plan of slices, the values of solved slices, the queues."
 )]
 struct Args {
     #[command(flatten)]
@@ -31,6 +31,9 @@ enum Command {
         #[arg(long, value_enum, default_value = "slice")]
         by: By,
     },
+    /// The queues (prime, nonprime, slow, small): jobs, stop lines, positions and the first
+    /// job of each, as a TSV.
+    Queues,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -49,6 +52,9 @@ fn main() -> ExitCode {
             let site = nowdb::solve::Site::new(&args.common.site);
             let json = args.common.json;
             nowdb::status::write_counts(&site, matches!(by, By::Material), json, &mut out)
+        }
+        Command::Queues => {
+            nowdb::status::write_queues(&args.common.site, args.common.json, &mut out)
         }
     };
     nowdb::cli::finish("dbstatus", result)

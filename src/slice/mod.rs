@@ -240,9 +240,18 @@ impl Slice {
         self.material.pieces()
     }
 
-    /// Number of positions (Black to move) in the slice.
+    /// Number of positions (Black to move) in the slice. Remembered per thread: building
+    /// the index tables costs microseconds, and queue files check every line's range.
     pub fn count(&self) -> u64 {
-        SliceIndex::new(*self).count()
+        thread_local! {
+            static COUNTS: std::cell::RefCell<std::collections::HashMap<Slice, u64>> =
+                Default::default();
+        }
+        COUNTS.with(|c| {
+            *c.borrow_mut()
+                .entry(*self)
+                .or_insert_with(|| SliceIndex::new(*self).count())
+        })
     }
 }
 
