@@ -1,13 +1,12 @@
 //! Queue files under concurrent use: `addq` processes appending while takers drain, every
 //! line taken exactly once and no file ever torn; bad input leaves the queue unchanged.
 
+use nowdb::queue::QueueLine;
 use nowdb::queue::file::{Queue, parse_queue_text};
-use nowdb::queue::{Machine, QueueLine};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+
+mod common;
 
 const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 
@@ -33,62 +32,9 @@ fn addq(site: &PathBuf, args: &[&str]) -> std::process::Output {
 #[test]
 fn concurrent_addq_and_takers_lose_and_duplicate_nothing() {
     let site = fresh_dir("stress");
+    let sites = std::slice::from_ref(&site);
+    common::queue_stress::addq_streams_against_takers(ADDQ, sites, sites, 500);
     let q = Queue::named(&site, "p").unwrap();
-    let here = Machine::current().unwrap();
-    let adders_done = Arc::new(AtomicBool::new(false));
-    let taken: Arc<Mutex<Vec<String>>> = Arc::default();
-    let takers: Vec<_> = (0..4)
-        .map(|_| {
-            let (q, here, done, taken) =
-                (q.clone(), here.clone(), adders_done.clone(), taken.clone());
-            std::thread::spawn(move || {
-                let mut log = |m: String| panic!("unexpected lock event: {m}");
-                loop {
-                    let finished = done.load(Ordering::SeqCst);
-                    match q.take(&here, &mut log, |_| true).unwrap() {
-                        Some(line) => taken.lock().unwrap().push(line.to_string()),
-                        None if finished => return,
-                        None => std::thread::sleep(std::time::Duration::from_millis(2)),
-                    }
-                }
-            })
-        })
-        .collect();
-    let adders: Vec<_> = (0..8u64)
-        .map(|p| {
-            let site = site.clone();
-            std::thread::spawn(move || {
-                for k in 0..500u64 {
-                    // Unique -n numbers tell the lines apart; every other one goes on top.
-                    let n = (p * 500 + k).to_string();
-                    let mut args = vec!["p", "cap", "2200", "0", "32768", "-n", &n];
-                    if k % 2 == 1 {
-                        args.insert(0, "--top");
-                    }
-                    let out = addq(&site, &args);
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-            })
-        })
-        .collect();
-    for a in adders {
-        a.join().unwrap();
-    }
-    adders_done.store(true, Ordering::SeqCst);
-    for t in takers {
-        t.join().unwrap();
-    }
-    let taken = taken.lock().unwrap();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in taken.iter() {
-        *counts.entry(t.as_str()).or_default() += 1;
-    }
-    assert_eq!(taken.len(), 8 * 500, "every added line is taken");
-    assert!(counts.values().all(|&c| c == 1), "a line was taken twice");
     let left = std::fs::read_to_string(q.path()).unwrap();
     let left = parse_queue_text(&left).unwrap();
     assert!(left.iter().all(|e| e.parse().unwrap().is_none()));
@@ -152,27 +98,23 @@ fn top_list_and_edit() {
     let out = addq(&site, &["--list", "--json", "n"]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("[{\"line\":1,\"job\":\"stop\"}"));
 
+    let edit = |editor: &str| {
+        Command::new(ADDQ)
+            .arg("--site")
+            .arg(&site)
+            .args(["--edit", "n"])
+            .env("EDITOR", editor)
+            .output()
+            .unwrap()
+    };
     // An "editor" that deletes the first line: saved.
-    let ok = Command::new(ADDQ)
-        .arg("--site")
-        .arg(&site)
-        .args(["--edit", "n"])
-        .env("EDITOR", "sed -i 1d")
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    assert!(edit("sed -i 1d").status.success());
     let q = Queue::named(&site, "n").unwrap();
     let lines = q.read_checked().unwrap();
     assert!(matches!(lines[0].1, Some(QueueLine::Job(_))));
     // An editor that breaks a line: refused, the queue unchanged, the edit kept.
     let before = std::fs::read(q.path()).unwrap();
-    let out = Command::new(ADDQ)
-        .arg("--site")
-        .arg(&site)
-        .args(["--edit", "n"])
-        .env("EDITOR", "sed -i 1s/noio/noyo/")
-        .output()
-        .unwrap();
+    let out = edit("sed -i 1s/noio/noyo/");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

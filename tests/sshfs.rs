@@ -3,12 +3,11 @@
 //! files do, and concurrent `addq` and takers on both mounts lose and duplicate nothing.
 //! Needs root, `sshd` and `sshfs` (`.ci/run` installs them).
 
-use nowdb::queue::{LockFile, Machine, Queue};
-use std::collections::BTreeMap;
+use nowdb::queue::{LockFile, Machine};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+
+mod common;
 
 const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 
@@ -165,65 +164,7 @@ fn flock_does_not_exclude_across_sshfs_mounts_but_the_lock_file_does() {
 #[test]
 fn queue_stress_across_two_sshfs_mounts() {
     let t = TwoMounts::new("stress");
-    let here = Machine::current().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    let taken: Arc<Mutex<Vec<String>>> = Arc::default();
-    let takers: Vec<_> = (0..4)
-        .map(|k| {
-            let q = Queue::named(&t.mounts[k % 2], "p").unwrap();
-            let (here, done, taken) = (here.clone(), done.clone(), taken.clone());
-            std::thread::spawn(move || {
-                let mut log = |m: String| panic!("unexpected lock event: {m}");
-                loop {
-                    let finished = done.load(Ordering::SeqCst);
-                    match q.take(&here, &mut log, |_| true).unwrap() {
-                        Some(line) => taken.lock().unwrap().push(line.to_string()),
-                        None if finished => return,
-                        None => std::thread::sleep(std::time::Duration::from_millis(5)),
-                    }
-                }
-            })
-        })
-        .collect();
-    let adders: Vec<_> = (0..8u64)
-        .map(|p| {
-            let site = t.mounts[p as usize % 2].clone();
-            std::thread::spawn(move || {
-                for k in 0..500u64 {
-                    let n = (p * 500 + k).to_string();
-                    let mut args = vec!["p", "cap", "2200", "0", "32768", "-n", &n];
-                    if k % 2 == 1 {
-                        args.insert(0, "--top");
-                    }
-                    let out = Command::new(ADDQ)
-                        .arg("--site")
-                        .arg(&site)
-                        .args(&args)
-                        .output()
-                        .unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-            })
-        })
-        .collect();
-    for a in adders {
-        a.join().unwrap();
-    }
-    done.store(true, Ordering::SeqCst);
-    for k in takers {
-        k.join().unwrap();
-    }
-    let taken = taken.lock().unwrap();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for l in taken.iter() {
-        *counts.entry(l).or_default() += 1;
-    }
-    assert_eq!(taken.len(), 4000, "every added line is taken once");
-    assert!(counts.values().all(|&c| c == 1), "a line was taken twice");
+    common::queue_stress::addq_streams_against_takers(ADDQ, &t.mounts, &t.mounts, 500);
     let left = std::fs::read_to_string(t.shared.join("queues/prime")).unwrap();
     assert!(left.trim().is_empty(), "left in the queue: {left:?}");
     assert!(!t.shared.join("queues/prime.lock").exists());
