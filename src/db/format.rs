@@ -117,17 +117,20 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
     let mut best: Option<Coded> = None;
     for (own_code, lengths) in [(false, default_code()), (true, own_code(runs))] {
         let enc = Encoder::new(&lengths);
-        let mut coded = code_blocks(&enc, runs, count, SYNC_POINTS);
-        coded.own_code = own_code;
-        coded.lengths = lengths;
-        if coded.blocks.len() == 1 {
-            let payload = coded.blocks[0].len() - header_bytes_for(SYNC_POINTS);
-            let sync_points = payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS);
-            coded = Coded {
+        let code = |sync_points| {
+            let (index, blocks) = code_blocks(&enc, runs, count, sync_points);
+            Coded {
                 own_code,
                 lengths,
-                ..code_blocks(&enc, runs, count, sync_points)
-            };
+                sync_points,
+                index,
+                blocks,
+            }
+        };
+        let mut coded = code(SYNC_POINTS);
+        if coded.blocks.len() == 1 {
+            let payload = coded.blocks[0].len() - header_bytes_for(SYNC_POINTS);
+            coded = code(payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS));
         }
         if best.as_ref().is_none_or(|b| coded.bytes() < b.bytes()) {
             best = Some(coded);
@@ -172,8 +175,14 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
     Ok(out.len() as u64)
 }
 
-/// Packs the runs into blocks; the last block keeps only the bytes it uses.
-fn code_blocks(enc: &Encoder, runs: &[(Value, u64)], count: u64, sync_points: usize) -> Coded {
+/// Packs the runs into blocks; returns each block's first position and the blocks (the
+/// last keeps only the bytes it uses).
+fn code_blocks(
+    enc: &Encoder,
+    runs: &[(Value, u64)],
+    count: u64,
+    sync_points: usize,
+) -> (Vec<u64>, Vec<Vec<u8>>) {
     let head = header_bytes_for(sync_points);
     let payload_bits = ((BLOCK_BYTES - head) * 8) as u64;
     let mut index = Vec::new();
@@ -237,13 +246,7 @@ fn code_blocks(enc: &Encoder, runs: &[(Value, u64)], count: u64, sync_points: us
         block[0..4].copy_from_slice(&crc.to_le_bytes());
         blocks.push(block);
     }
-    Coded {
-        own_code: false,
-        lengths: [[0; SYMBOLS]; CONTEXTS],
-        sync_points,
-        index,
-        blocks,
-    }
+    (index, blocks)
 }
 
 /// Where decoding stands inside a block: the next run's bit and the prediction state.
