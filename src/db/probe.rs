@@ -3,7 +3,7 @@
 
 use super::cache::BlockCache;
 use super::format::{Block, SliceFile};
-use super::removed::{Kind, classify};
+use super::removed::threat_is_removed;
 use crate::board::{MoveList, generate_moves, has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
@@ -211,40 +211,47 @@ impl Database {
         self.value(pos, Some(cache))
     }
 
-    fn value(&self, pos: &Position, mut cache: Option<&mut CaptureCache>) -> Result<Value> {
+    fn value(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
         if pos.black == 0 {
             return Ok(Value::Loss);
         }
         if pos.white == 0 {
             return Ok(Value::Win);
         }
+        if has_capture(pos) {
+            return self.capture_value(pos, cache);
+        }
         // Most positions are stored: answer them without building a move list.
-        if !has_capture(pos) && !has_capture(&pos.reversed()) {
+        if !has_capture(&pos.reversed()) {
             return self.stored(pos, cache);
         }
         let mut moves = MoveList::new();
-        match classify(pos, &mut moves) {
-            Kind::Stored => self.stored(pos, cache),
-            Kind::Threat => self.best_move(pos, &moves, cache),
-            Kind::Capture => {
-                let key = PosKey(*pos);
-                if let Some(c) = cache.as_deref_mut()
-                    && let Some(&v) = c.map.get(&key)
-                {
-                    c.hits += 1;
-                    return Ok(v);
-                }
-                generate_moves(pos, &mut moves);
-                let v = self.best_move(pos, &moves, cache.as_deref_mut())?;
-                if let Some(c) = cache {
-                    if c.map.len() >= c.limit {
-                        c.map.clear();
-                    }
-                    c.map.insert(key, v);
-                }
-                Ok(v)
-            }
+        if threat_is_removed(pos, &mut moves) {
+            self.best_move(pos, &moves, cache)
+        } else {
+            self.stored(pos, cache)
         }
+    }
+
+    /// The best capture's value, remembered in `cache` if given.
+    fn capture_value(&self, pos: &Position, mut cache: Option<&mut CaptureCache>) -> Result<Value> {
+        let key = PosKey(*pos);
+        if let Some(c) = cache.as_deref_mut()
+            && let Some(&v) = c.map.get(&key)
+        {
+            c.hits += 1;
+            return Ok(v);
+        }
+        let mut moves = MoveList::new();
+        generate_moves(pos, &mut moves);
+        let v = self.best_move(pos, &moves, cache.as_deref_mut())?;
+        if let Some(c) = cache {
+            if c.map.len() >= c.limit {
+                c.map.clear();
+            }
+            c.map.insert(key, v);
+        }
+        Ok(v)
     }
 
     /// The value of a stored position, through the memo's last run of its slice if any.

@@ -21,11 +21,19 @@ pub enum Kind {
 #[inline]
 pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
     if has_capture(pos) {
-        return Kind::Capture;
+        Kind::Capture
+    } else if has_capture(&pos.reversed()) && threat_is_removed(pos, moves) {
+        Kind::Threat
+    } else {
+        Kind::Stored
     }
-    if !has_capture(&pos.reversed()) {
-        return Kind::Stored;
-    }
+}
+
+/// For a position without a capture whose opponent threatens one: whether its value is
+/// removed, i.e. no move leads to such a threat for the opponent. Leaves the moves in
+/// `moves`.
+#[inline]
+pub fn threat_is_removed(pos: &Position, moves: &mut MoveList) -> bool {
     generate_moves(pos, moves);
     // A child (the opponent to move) that is itself such a threat would make the derivation
     // recursive within one material: keep this position's value instead.
@@ -34,11 +42,7 @@ pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
         // `pos.play(m)` is the child seen from the mover: can the mover capture there?
         !has_capture(&child) && has_capture(&pos.play(m))
     };
-    if moves.iter().any(child_is_threat) {
-        Kind::Stored
-    } else {
-        Kind::Threat
-    }
+    !moves.iter().any(child_is_threat)
 }
 
 /// The refilled values of a page-aligned range of a slice as runs: removed positions before
