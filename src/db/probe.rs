@@ -9,7 +9,7 @@ use crate::index::SliceIndex;
 use crate::notation::Setup;
 use crate::slice::Slice;
 use crate::solve::solved::{KeyMap, slice_key};
-use crate::solve::{Result, Value};
+use crate::solve::{Result, SolveError, Value};
 use crate::solve_err;
 use crate::{Color, Position};
 use std::hash::{Hash, Hasher};
@@ -316,18 +316,7 @@ impl Database {
 
 /// The slices in a database directory, sorted.
 pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
-    let mut slices = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    for e in entries {
-        let e = e.map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = name.strip_suffix(".ndb") {
-            let s: Slice = stem
-                .parse()
-                .map_err(|err| solve_err!("{}: not a slice file: {err}", e.path().display()))?;
-            slices.push(s);
-        }
-    }
+    let mut slices = crate::solve::site::slice_files(dir, "ndb").map_err(SolveError)?;
     slices.sort();
     Ok(slices)
 }

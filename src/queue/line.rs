@@ -89,15 +89,7 @@ impl QueuedJob {
         } else {
             0
         };
-        let job = Job {
-            phase: self.phase,
-            slice,
-            first,
-            last,
-            round,
-        };
-        job.validate()?;
-        Ok(job)
+        Job::new(self.phase, slice, first, last, round)
     }
 
     /// The same work as an explicit range (how a stopped job's rest is requeued).

@@ -70,6 +70,25 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job, checked by [`Job::validate`].
+    pub fn new(
+        phase: Phase,
+        slice: Slice,
+        first: u64,
+        last: u64,
+        round: u32,
+    ) -> Result<Job, String> {
+        let job = Job {
+            phase,
+            slice,
+            first,
+            last,
+            round,
+        };
+        job.validate()?;
+        Ok(job)
+    }
+
     /// A job on the whole slice.
     pub fn whole(phase: Phase, slice: Slice, round: u32) -> Job {
         Job {
@@ -212,14 +231,6 @@ impl FromStr for Job {
                 ));
             }
         };
-        let job = Job {
-            phase,
-            slice,
-            first,
-            last,
-            round,
-        };
-        job.validate()?;
-        Ok(job)
+        Job::new(phase, slice, first, last, round)
     }
 }
