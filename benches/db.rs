@@ -107,17 +107,6 @@ fn probe_all(db: &Database, ps: &[Position]) {
     }
 }
 
-/// Instruction counts on these noisy machines: warm the cache, then probe again.
-#[inline(never)]
-fn probe_stored_again(db: &Database, ps: &[Position]) {
-    probe_all(db, ps)
-}
-
-#[inline(never)]
-fn probe_quiet_again(db: &Database, ps: &[Position]) {
-    probe_all(db, ps)
-}
-
 fn split_name(s: &Slice) -> String {
     let m = s.material;
     format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
@@ -180,9 +169,11 @@ fn main() {
         let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
         let (quiet, stored) = sample_positions(&slices, pieces, n);
         let db = Database::open(&dir, 1 << 30).unwrap();
+        // Warm the cache, then probe again: callgrind lists the three calls of probe_all
+        // separately (stored, then quiet, in the second and third).
         probe_all(&db, &quiet);
-        probe_stored_again(&db, &stored);
-        probe_quiet_again(&db, &quiet);
+        probe_all(&db, &stored);
+        probe_all(&db, &quiet);
         println!(
             "{} quiet, {} stored positions probed",
             quiet.len(),
