@@ -2,9 +2,11 @@
 //! the queue line grammar, the queue files and the cross-machine lock files that guard them.
 
 pub mod addq;
+pub mod done;
 pub mod file;
 pub mod line;
 pub mod lock;
+pub mod pairs;
 
 pub use file::{QUEUES, Queue};
 pub use line::{QueueLine, QueuedJob};

@@ -13,6 +13,7 @@ pub mod phases;
 pub mod posqueue;
 pub mod site;
 pub mod solved;
+pub mod stage;
 pub mod store;
 pub mod verify;
 

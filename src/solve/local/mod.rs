@@ -12,7 +12,11 @@
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::posqueue;
 use super::solved::SolvedStore;
-use super::store::{self, PAGE_POSITIONS};
+use super::stage::{
+    Stage, after_round, database_stage, finish_interrupted_publish, mark_verified, noio_slice,
+    publish_pair, remove_checkpoints, round_changes,
+};
+use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
 use super::{Job, Phase, Result, Site, SolveError};
 use crate::slice::Slice;
@@ -88,23 +92,6 @@ pub struct BuildSummary {
     pub noio_passes: u64,
     pub que_rounds: u64,
     pub verified: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    Waiting,
-    Cap,
-    WinMove,
-    Lookup,
-    NoIo(u32),
-    Que(u32),
-    Fill,
-    Verify,
-    Build,
-    /// Built, waiting for the pairs below to be verified before `ver`.
-    Built,
-    Ver,
-    Done,
 }
 
 struct PairState {
@@ -198,38 +185,27 @@ impl Builder<'_> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(solve_err!("{}: {e}", path.display())),
         };
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let round = || words.get(1).and_then(|r| r.parse::<u32>().ok());
-        let stage = match (words.first().copied(), round()) {
-            (Some("cap"), _) => Stage::Cap,
-            (Some("winmove"), _) => Stage::WinMove,
-            (Some("lookup"), _) => Stage::Lookup,
-            (Some("noio"), Some(r)) if r > 0 => Stage::NoIo(r),
-            (Some("que"), Some(r)) if r > 0 => Stage::Que(r),
-            (Some("fill"), _) => Stage::Fill,
-            _ => {
-                return Err(solve_err!(
-                    "{}: corrupt stage record {text:?}",
-                    path.display()
-                ));
+        match Stage::parse_record(&text) {
+            Some(stage)
+                if stage.rank() >= Stage::Cap.rank() && stage.rank() <= Stage::Fill.rank() =>
+            {
+                Ok(Some(stage))
             }
-        };
-        Ok(Some(stage))
+            _ => Err(solve_err!(
+                "{}: corrupt stage record {text:?}",
+                path.display()
+            )),
+        }
     }
 
     fn record_stage(&self, slices: &[Slice], stage: Stage, durable: bool) -> Result<()> {
         if !durable {
             return Ok(());
         }
-        let text = match stage {
-            Stage::Cap => "cap".to_string(),
-            Stage::WinMove => "winmove".into(),
-            Stage::Lookup => "lookup".into(),
-            Stage::NoIo(r) => format!("noio {r}"),
-            Stage::Que(r) => format!("que {r}"),
-            Stage::Fill => "fill".into(),
-            _ => return Ok(()),
-        };
+        if !(Stage::Cap.rank()..=Stage::Fill.rank()).contains(&stage.rank()) {
+            return Ok(());
+        }
+        let text = stage.record_text();
         let path = self.stage_file(slices);
         let tmp = path.with_extension("tmp");
         let write = || -> std::io::Result<()> {
@@ -276,7 +252,7 @@ impl Builder<'_> {
                 }
             }
             Stage::NoIo(pass) => {
-                let s = slices[(pass as usize - 1) % slices.len()];
+                let s = noio_slice(&slices, pass);
                 jobs.extend(self.split(Phase::NoIo, s, pass));
                 sh.summary.noio_passes += 1;
             }
@@ -313,49 +289,38 @@ impl Builder<'_> {
     /// All jobs of the pair's stage are done: decide the next stage.
     fn advance(&self, sh: &mut Shared, p: usize) -> Result<()> {
         let st = &sh.pairs[p];
-        let two = st.slices.len() == 2;
         let looked: u64 = st.stage_stats.iter().map(|s| s.looked).sum();
-        // Whether a round resolved anything is read from its queue files, never from job
-        // statistics: a job resumed after its pages reached the disk counts fewer.
-        let changed = match st.stage {
-            Stage::NoIo(r) | Stage::Que(r) => {
-                let mut n = 0;
-                for s in &st.slices {
-                    n += posqueue::round_entries(self.site, s, r)?;
-                }
-                n
-            }
-            _ => 0,
-        };
         let next = match st.stage {
-            Stage::Waiting if st.published => database_stage(self.site, self.opts, &st.slices),
+            Stage::Waiting if st.published => {
+                database_stage(self.site, self.opts.database, &st.slices)
+            }
             Stage::Waiting => self.recorded_stage(&st.slices)?.unwrap_or(Stage::Cap),
             Stage::Cap => Stage::WinMove,
             Stage::WinMove => Stage::Lookup,
             Stage::Lookup => Stage::NoIo(1),
-            Stage::NoIo(1) if two => Stage::NoIo(2),
-            Stage::NoIo(_) if changed == 0 => Stage::Fill,
-            Stage::NoIo(p) if changed * self.opts.que_ratio < looked => Stage::Que(p + 1),
-            Stage::NoIo(p) => Stage::NoIo(p + 1),
-            Stage::Que(_) if changed == 0 => Stage::Fill,
-            Stage::Que(r) => Stage::Que(r + 1),
+            Stage::NoIo(r) | Stage::Que(r) => {
+                let changed = round_changes(self.site, &st.slices, r)?;
+                after_round(
+                    st.stage,
+                    st.slices.len() == 2,
+                    changed,
+                    looked,
+                    self.opts.que_ratio,
+                )
+            }
             Stage::Fill => {
                 self.publish(sh, p)?;
                 if self.opts.verify {
                     Stage::Verify
                 } else {
-                    database_stage(self.site, self.opts, &sh.pairs[p].slices)
+                    database_stage(self.site, self.opts.database, &sh.pairs[p].slices)
                 }
             }
-            Stage::Verify => database_stage(self.site, self.opts, &st.slices),
+            Stage::Verify => database_stage(self.site, self.opts.database, &st.slices),
             Stage::Build => Stage::Built,
             Stage::Built => Stage::Ver,
             Stage::Ver => {
-                for s in &st.slices {
-                    let marker = verified_marker(self.site, s);
-                    std::fs::write(&marker, "")
-                        .map_err(|e| solve_err!("{}: {e}", marker.display()))?;
-                }
+                mark_verified(self.site, &st.slices)?;
                 Stage::Done
             }
             Stage::Done => Stage::Done,
@@ -404,41 +369,20 @@ impl Builder<'_> {
             }
             let _ = std::fs::remove_dir_all(self.site.queue_dir(s));
         }
-        self.remove_checkpoints(slices)
+        remove_checkpoints(self.site, slices)
     }
 
     /// Moves both slices to `solved/` and starts the pairs that waited for them.
     fn publish(&self, sh: &mut Shared, p: usize) -> Result<()> {
-        let small = self.is_small(&sh.pairs[p].slices);
-        for s in &sh.pairs[p].slices {
-            let (from, to) = (self.site.work_file(s), self.site.solved_file(s));
-            if small {
-                std::fs::File::open(&from)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|e| solve_err!("{}: {e}", from.display()))?;
-            }
-            std::fs::rename(&from, &to)
-                .map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
-            store::sync_dir(&to)?;
-            let _ = std::fs::remove_dir_all(self.site.queue_dir(s));
-        }
-        self.remove_checkpoints(&sh.pairs[p].slices)?;
+        publish_pair(
+            self.site,
+            &sh.pairs[p].slices,
+            self.is_small(&sh.pairs[p].slices),
+        )?;
         sh.pairs[p].published = true;
         sh.published += 1;
         sh.done_positions += sh.pairs[p].slices.iter().map(|s| s.count()).sum::<u64>();
         self.start_ready_pairs(sh)
-    }
-
-    fn remove_checkpoints(&self, slices: &[Slice]) -> Result<()> {
-        let dir = self.site.root().join("work/ckpt");
-        for e in std::fs::read_dir(&dir)? {
-            let e = e?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            if slices.iter().any(|s| name.contains(&format!("-{s}-"))) {
-                std::fs::remove_file(e.path())?;
-            }
-        }
-        Ok(())
     }
 
     fn start_ready_pairs(&self, sh: &mut Shared) -> Result<()> {
@@ -607,7 +551,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
             already += slices.len();
             done += count;
         }
-        db_total += match (solved, database_stage(site, opts, &slices)) {
+        db_total += match (solved, database_stage(site, opts.database, &slices)) {
             (_, Stage::Done) if solved => 0,
             (true, Stage::Built) => count,
             _ if opts.database => 2 * count,
@@ -711,43 +655,4 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     }
     progress(log, &sh, npairs, sh.summary.elapsed, done);
     Ok(sh.summary)
-}
-
-/// Where a published pair goes next: compressing, checking, or nothing left to do.
-fn database_stage(site: &Site, opts: &BuildOptions, slices: &[Slice]) -> Stage {
-    let db = site.db_dir();
-    if !opts.database || slices.iter().all(|s| verified_marker(site, s).exists()) {
-        Stage::Done
-    } else if slices
-        .iter()
-        .all(|s| crate::db::probe::slice_path(&db, s).exists())
-    {
-        Stage::Built
-    } else {
-        Stage::Build
-    }
-}
-
-fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
-    site.root().join(format!("work/ckpt/db-{s}.verified"))
-}
-
-/// A crash between the renames of a pair's publication leaves one slice in `solved/` and the
-/// other filled in `work/`: both fills were complete, so the publication is finished.
-fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
-    if !slices.iter().any(|s| site.is_solved(s)) {
-        return Ok(());
-    }
-    for s in slices.iter().filter(|s| !site.is_solved(s)) {
-        let from = site.work_file(s);
-        std::fs::rename(&from, site.solved_file(s)).map_err(|e| {
-            solve_err!(
-                "{} is solved but its mirror's work file {} cannot be published: {e}",
-                slices[0],
-                from.display()
-            )
-        })?;
-        store::sync_dir(&site.solved_file(s))?;
-    }
-    Ok(())
 }

@@ -1,0 +1,210 @@
+//! What the runners have finished: one record per job under `done/<slice>/`, named by phase,
+//! round and range (`done/3113.01/noio-r2-0-65536`), holding the job's statistics, host and
+//! time. A phase (round) of a slice is complete when its records tile the slice; that is
+//! what `dbstatus slice` shows (the 1994 paper's capcheck, lookcheck, noncheck, vercheck)
+//! and what the runners' stage decisions read.
+
+use crate::slice::Slice;
+use crate::solve::{Job, Phase, PhaseStats, Site};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// One finished job as recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DoneRecord {
+    pub phase: Phase,
+    pub round: u32,
+    pub first: u64,
+    pub last: u64,
+    pub stats: PhaseStats,
+    pub host: String,
+    pub seconds: f64,
+}
+
+pub fn slice_dir(site: &Site, slice: &Slice) -> PathBuf {
+    site.root().join("done").join(slice.to_string())
+}
+
+fn record_name(phase: Phase, round: u32, first: u64, last: u64) -> String {
+    format!("{phase}-r{round}-{first}-{last}")
+}
+
+pub fn record_path(site: &Site, job: &Job) -> PathBuf {
+    slice_dir(site, &job.slice).join(record_name(job.phase, job.round, job.first, job.last))
+}
+
+/// Writes the record of a finished job (temp file, fsync, rename: a reader sees all of it or
+/// nothing).
+pub fn write(
+    site: &Site,
+    job: &Job,
+    stats: &PhaseStats,
+    host: &str,
+    seconds: f64,
+) -> Result<(), String> {
+    let path = record_path(site, job);
+    let dir = path.parent().expect("done/<slice>");
+    let tmp = dir.join(format!(
+        ".{}.{}",
+        path.file_name().expect("name").to_string_lossy(),
+        std::process::id()
+    ));
+    let text = format!(
+        "job {job}\nhost {host}\nseconds {seconds:.3}\nlooked {}\nwin {}\nloss {}\ndraw {}\n",
+        stats.looked, stats.win, stats.loss, stats.draw
+    );
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        crate::solve::store::sync_dir(&path)
+    };
+    write().map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+fn parse_record(name: &str, text: &str) -> Option<DoneRecord> {
+    let mut parts = name.splitn(4, '-');
+    let phase: Phase = match parts.next()? {
+        "cap" => Phase::Cap,
+        "winmove" => Phase::WinMove,
+        "lookup" => Phase::Lookup,
+        "noio" => Phase::NoIo,
+        "que" => Phase::Que,
+        "fill" => Phase::Fill,
+        "build" => Phase::Build,
+        "ver" => Phase::Ver,
+        _ => return None,
+    };
+    let round = parts.next()?.strip_prefix('r')?.parse().ok()?;
+    let first = parts.next()?.parse().ok()?;
+    let last = parts.next()?.parse().ok()?;
+    let mut rec = DoneRecord {
+        phase,
+        round,
+        first,
+        last,
+        stats: PhaseStats::default(),
+        host: String::new(),
+        seconds: 0.0,
+    };
+    for line in text.lines() {
+        let (k, v) = line.split_once(' ')?;
+        let n = || v.parse::<u64>().ok();
+        match k {
+            "job" => {}
+            "host" => rec.host = v.to_string(),
+            "seconds" => rec.seconds = v.parse().ok()?,
+            "looked" => rec.stats.looked = n()?,
+            "win" => rec.stats.win = n()?,
+            "loss" => rec.stats.loss = n()?,
+            "draw" => rec.stats.draw = n()?,
+            _ => return None,
+        }
+    }
+    Some(rec)
+}
+
+/// Every done record of `slice` (any phase). A record that does not parse is an error naming
+/// it: silently skipping it could hold a phase back forever or, worse, hide damage.
+pub fn records(site: &Site, slice: &Slice) -> Result<Vec<DoneRecord>, String> {
+    let dir = slice_dir(site, slice);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue; // a record being written
+        }
+        let text = std::fs::read_to_string(e.path())
+            .map_err(|err| format!("{}: {err}", e.path().display()))?;
+        let rec = parse_record(&name, &text)
+            .ok_or_else(|| format!("{}: not a done record", e.path().display()))?;
+        out.push(rec);
+    }
+    out.sort_by_key(|r| (r.phase, r.round, r.first));
+    Ok(out)
+}
+
+/// Positions of `[0, count)` the ranges cover (overlaps counted once).
+pub fn covered(ranges: &mut [(u64, u64)], count: u64) -> u64 {
+    ranges.sort_unstable();
+    let (mut reach, mut total) = (0u64, 0u64);
+    for &(first, last) in ranges.iter() {
+        let (a, b) = (first.max(reach), last.min(count));
+        if b > a {
+            total += b - a;
+        }
+        reach = reach.max(last);
+    }
+    total
+}
+
+/// How far `phase` (`round`) of `slice` has got: positions covered by done records, and the
+/// statistics summed over them.
+pub fn progress(
+    site: &Site,
+    slice: &Slice,
+    phase: Phase,
+    round: u32,
+) -> Result<(u64, PhaseStats), String> {
+    let mut ranges = Vec::new();
+    let mut stats = PhaseStats::default();
+    for r in records(site, slice)?
+        .into_iter()
+        .filter(|r| r.phase == phase && r.round == round)
+    {
+        ranges.push((r.first, r.last));
+        stats.add(&r.stats);
+    }
+    Ok((covered(&mut ranges, slice.count()), stats))
+}
+
+/// Whether `phase` (`round`) of `slice` is done on every position.
+pub fn is_complete(site: &Site, slice: &Slice, phase: Phase, round: u32) -> Result<bool, String> {
+    Ok(progress(site, slice, phase, round)?.0 == slice.count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coverage_counts_overlaps_once_and_stops_at_the_slice() {
+        assert_eq!(covered(&mut [(10, 20), (0, 10)], 20), 20);
+        assert_eq!(covered(&mut [(0, 15), (10, 20)], 20), 20);
+        assert_eq!(covered(&mut [(0, 5), (10, 20)], 20), 15);
+        assert_eq!(covered(&mut [(0, 30)], 20), 20);
+        assert_eq!(covered(&mut [], 20), 0);
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let dir = std::env::temp_dir().join(format!("nowdb-done-{}", std::process::id()));
+        let site = Site::new(&dir);
+        let slice: Slice = "2200".parse().unwrap();
+        let job = Job::whole(Phase::NoIo, slice, 3);
+        let stats = PhaseStats {
+            looked: 7,
+            win: 1,
+            loss: 2,
+            draw: 3,
+        };
+        write(&site, &job, &stats, "h1", 0.25).unwrap();
+        let recs = records(&site, &slice).unwrap();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].stats, stats);
+        assert_eq!(recs[0].host, "h1");
+        assert!(is_complete(&site, &slice, Phase::NoIo, 3).unwrap());
+        assert!(!is_complete(&site, &slice, Phase::NoIo, 2).unwrap());
+        std::fs::write(slice_dir(&site, &slice).join("noio-r1-0-x"), "").unwrap();
+        assert!(records(&site, &slice).unwrap_err().contains("noio-r1-0-x"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

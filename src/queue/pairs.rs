@@ -1,0 +1,368 @@
+//! Each slice pair's progress, kept in files so that runners on many machines share it.
+//!
+//! `done/<first slice of the pair>.stage` holds the stage the pair has reached (the same
+//! stages as the local build, [`Stage`]). A job is *runnable* when the pair has reached the
+//! job's stage (its inputs are done):
+//!
+//! | job                     | runnable when                                              |
+//! |-------------------------|------------------------------------------------------------|
+//! | `cap`                   | every pair it depends on is in `solved/`                    |
+//! | `winmove`, `lookup`     | the pair reached that stage (the one before is complete)   |
+//! | `noio`/`que` round r    | the pair reached round r                                    |
+//! | `fill`                  | the pair reached `fill` (the last round changed nothing)   |
+//! | `build`                 | both slices are in `solved/`                               |
+//! | `ver`                   | both slices are in `db/` and every pair below is verified  |
+//!
+//! After every job its runner calls [`advance`]: under the pair's lock file it checks whether
+//! the stage is now complete (its done records tile the slices) and, if so, decides the next
+//! stage exactly as the local build does, queues that stage's jobs at the top of the queue
+//! the job came from, and only then records the stage. Two runners finishing the last two
+//! ranges at once both get here, one after the other; the second finds the decision made.
+//! `addq plan` queues the fixed stages (`cap` to the first `noio` passes, `build`, `ver`);
+//! the rounds after them, the `que` rounds and `fill` are queued here.
+
+use super::done;
+use super::file::Queue;
+use super::line::{QueueLine, QueuedJob, mini_slices};
+use super::lock::{LockFile, Machine};
+use crate::slice::{Slice, SlicePair};
+use crate::solve::stage::{
+    Stage, after_round, database_stage, mark_verified, noio_slice, publish_pair, round_changes,
+    verified_marker,
+};
+use crate::solve::{Job, Phase, PhaseStats, Site, posqueue};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Positions per job when a runner queues a stage (as `addq`'s default).
+pub const STAGE_JOB_POSITIONS: u64 = 10_000_000;
+/// Position-queue entries per `que` job.
+const QUE_JOB_ENTRIES: u64 = 1 << 20;
+/// Passes go on while they resolve at least 1/16 of what they look at (as the local build).
+const QUE_RATIO: u64 = 16;
+
+fn stage_path(site: &Site, pair: &SlicePair) -> PathBuf {
+    site.root().join("done").join(format!("{}.stage", pair.0))
+}
+
+/// The stage a pair has reached. With no record yet it is read off the site: `cap` for a
+/// pair not in `solved/`; for one solved by other means (the local build) its database stage.
+pub fn read_stage(site: &Site, pair: &SlicePair) -> Result<Stage, String> {
+    let path = stage_path(site, pair);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Stage::parse_record(&text)
+            .ok_or_else(|| format!("{}: corrupt stage record {text:?}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let slices = pair.slices();
+            Ok(if slices.iter().all(|s| site.is_solved(s)) {
+                database_stage(site, true, &slices)
+            } else {
+                Stage::Cap
+            })
+        }
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn write_stage(site: &Site, pair: &SlicePair, stage: Stage) -> Result<(), String> {
+    let path = stage_path(site, pair);
+    let tmp = path.with_extension(format!("stage.{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(path.parent().expect("done/"))?;
+        std::fs::write(&tmp, stage.record_text())?;
+        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        crate::solve::store::sync_dir(&path)
+    };
+    write().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The stage a job belongs to.
+fn stage_of(job: &Job) -> Stage {
+    match job.phase {
+        Phase::Cap => Stage::Cap,
+        Phase::WinMove => Stage::WinMove,
+        Phase::Lookup => Stage::Lookup,
+        Phase::NoIo => Stage::NoIo(job.round),
+        Phase::Que => Stage::Que(job.round),
+        Phase::Fill => Stage::Fill,
+        Phase::Build => Stage::Build,
+        Phase::Ver => Stage::Built,
+    }
+}
+
+/// Answers "is this job runnable" for one scan of a queue, remembering what it read (a scan
+/// may look at many lines of the same pairs).
+pub struct Readiness<'a> {
+    site: &'a Site,
+    stages: HashMap<SlicePair, Stage>,
+    files: HashMap<PathBuf, bool>,
+}
+
+impl<'a> Readiness<'a> {
+    pub fn new(site: &'a Site) -> Self {
+        Readiness {
+            site,
+            stages: HashMap::new(),
+            files: HashMap::new(),
+        }
+    }
+
+    fn exists(&mut self, path: PathBuf) -> bool {
+        *self.files.entry(path).or_insert_with_key(|p| p.exists())
+    }
+
+    fn stage(&mut self, pair: SlicePair) -> Result<Stage, String> {
+        if let Some(s) = self.stages.get(&pair) {
+            return Ok(*s);
+        }
+        let s = read_stage(self.site, &pair)?;
+        self.stages.insert(pair, s);
+        Ok(s)
+    }
+
+    fn all_solved(&mut self, pair: &SlicePair) -> bool {
+        pair.slices()
+            .iter()
+            .all(|s| self.exists(self.site.solved_file(s)))
+    }
+
+    /// Whether `job`'s inputs are done (the table in the module documentation).
+    pub fn runnable(&mut self, job: &Job) -> Result<bool, String> {
+        let pair = SlicePair::of(job.slice);
+        Ok(match job.phase {
+            Phase::Cap => pair.dependencies().iter().all(|d| self.all_solved(d)),
+            Phase::Build => self.all_solved(&pair),
+            Phase::Ver => {
+                let db = self.site.db_dir();
+                pair.slices()
+                    .iter()
+                    .all(|s| self.exists(crate::db::probe::slice_path(&db, s)))
+                    && pair.dependencies().iter().all(|d| {
+                        d.slices()
+                            .iter()
+                            .all(|s| self.exists(verified_marker(self.site, s)))
+                    })
+            }
+            _ => self.stage(pair)?.rank() >= stage_of(job).rank(),
+        })
+    }
+}
+
+/// Whether every job of the pair's `stage` is done.
+fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool, String> {
+    let all = |phase: Phase, round: u32| -> Result<bool, String> {
+        for s in slices {
+            if !done::is_complete(site, s, phase, round)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    match stage {
+        Stage::Cap => all(Phase::Cap, 0),
+        Stage::WinMove => all(Phase::WinMove, 0),
+        Stage::Lookup => all(Phase::Lookup, 0),
+        Stage::NoIo(r) => done::is_complete(site, &noio_slice(slices, r), Phase::NoIo, r),
+        Stage::Que(r) => all(Phase::Que, r),
+        Stage::Fill => all(Phase::Fill, 0),
+        // The last build job of a slice assembles its file.
+        Stage::Build => Ok(slices
+            .iter()
+            .all(|s| crate::db::probe::slice_path(&site.db_dir(), s).exists())),
+        Stage::Built => all(Phase::Ver, 0),
+        _ => Ok(false),
+    }
+}
+
+/// Looked-at positions of a round's jobs (for the noio/que decision).
+fn round_looked(site: &Site, slices: &[Slice], stage: Stage) -> Result<u64, String> {
+    let (phase, r) = match stage {
+        Stage::NoIo(r) => (Phase::NoIo, r),
+        Stage::Que(r) => (Phase::Que, r),
+        _ => return Ok(0),
+    };
+    let mut looked = 0;
+    for s in slices {
+        looked += done::progress(site, s, phase, r)?.1.looked;
+    }
+    Ok(looked)
+}
+
+/// What a runner reports from [`advance`], for its log.
+pub type Log<'a> = &'a mut dyn FnMut(String);
+
+/// Called by a runner after `job` (taken from `queue`) is done: moves the job's pair on as
+/// far as its finished stages allow (module documentation).
+pub fn advance(
+    site: &Site,
+    queue: &Queue,
+    here: &Machine,
+    job: &Job,
+    log: Log,
+) -> Result<(), String> {
+    let pair = SlicePair::of(job.slice);
+    let slices = pair.slices();
+    let lock_path = site.root().join("done").join(format!("{}.lock", pair.0));
+    let mut events = Vec::new();
+    let lock = LockFile::acquire(&lock_path, here, Duration::from_secs(300), &mut events)
+        .map_err(|e| format!("locking pair {pair}: {e}"))?;
+    for super::lock::LockEvent::BrokeStale { path, owner } in events {
+        log(format!(
+            "broke the stale lock {} of pid {} on {}",
+            path.display(),
+            owner.pid,
+            owner.host
+        ));
+    }
+    let err = |e: crate::solve::SolveError| e.0;
+    loop {
+        let stage = read_stage(site, &pair)?;
+        if !stage_complete(site, &slices, stage)? {
+            break;
+        }
+        let next = match stage {
+            Stage::Cap => Stage::WinMove,
+            Stage::WinMove => Stage::Lookup,
+            Stage::Lookup => Stage::NoIo(1),
+            Stage::NoIo(r) | Stage::Que(r) => {
+                let changed = round_changes(site, &slices, r).map_err(err)?;
+                let looked = round_looked(site, &slices, stage)?;
+                after_round(stage, slices.len() == 2, changed, looked, QUE_RATIO)
+            }
+            Stage::Fill => {
+                publish_pair(site, &slices, false).map_err(err)?;
+                log(format!("published {pair} to solved/"));
+                Stage::Build
+            }
+            Stage::Build => Stage::Built,
+            Stage::Built => {
+                mark_verified(site, &slices).map_err(err)?;
+                log(format!("verified {pair} in db/"));
+                Stage::Done
+            }
+            _ => break,
+        };
+        let jobs = stage_jobs(site, &slices, next, here)?;
+        if !jobs.is_empty() {
+            queue.append(here, log, &jobs, true)?;
+        }
+        write_stage(site, &pair, next)?;
+        log(format!(
+            "pair {pair}: {} complete, now {}{}",
+            stage.record_text(),
+            next.record_text(),
+            match jobs.len() {
+                0 => String::new(),
+                n => format!(" ({n} jobs queued at the top of {})", queue.name),
+            }
+        ));
+    }
+    lock.release()
+        .map_err(|e| format!("unlocking pair {pair}: {e}"))
+}
+
+/// The jobs a runner queues when the pair enters `stage`: none for the stages `addq plan`
+/// queues itself.
+fn stage_jobs(
+    site: &Site,
+    slices: &[Slice],
+    stage: Stage,
+    here: &Machine,
+) -> Result<Vec<QueueLine>, String> {
+    let pair = slices.len() == 2;
+    let mut lines = Vec::new();
+    let mut whole = |phase: Phase, s: Slice, round: u32| {
+        lines.extend(
+            mini_slices(phase, false, s, round, STAGE_JOB_POSITIONS)
+                .into_iter()
+                .map(QueueLine::Job),
+        )
+    };
+    match stage {
+        Stage::NoIo(1) => {}
+        Stage::NoIo(2) if pair => {}
+        Stage::NoIo(r) => whole(Phase::NoIo, noio_slice(slices, r), r),
+        Stage::Fill => slices.iter().for_each(|s| whole(Phase::Fill, *s, 1)),
+        Stage::Que(r) => {
+            for s in slices {
+                posqueue::remove_rounds_before(site, s, r.saturating_sub(1))
+                    .map_err(|e| e.to_string())?;
+            }
+            for s in slices {
+                let input =
+                    posqueue::round_entries(site, &s.mirror(), r - 1).map_err(|e| e.to_string())?;
+                if input == 0 {
+                    // Nothing to re-evaluate: the round is done on this slice.
+                    let job = Job::whole(Phase::Que, *s, r);
+                    done::write(site, &job, &PhaseStats::default(), &here.host, 0.0)?;
+                    continue;
+                }
+                let n = input.div_ceil(QUE_JOB_ENTRIES);
+                for (k, j) in Job::split(Phase::Que, *s, r, n).iter().enumerate() {
+                    lines.push(QueueLine::Job(QueuedJob::explicit(j, k as u32)));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(lines)
+}
+
+/// The lines `addq QUEUE plan 2..N` adds: for every pair not yet done, in the plan's
+/// dependency order, its `cap`, `winmove`, `lookup` and first `noio` passes (unless solved),
+/// `build` (unless in `db/`) and `ver` (unless verified), split into mini-slices of about
+/// `positions`. Each line goes to `queue_for(pair)`.
+pub fn plan_lines(
+    site: &Site,
+    min: u32,
+    max: u32,
+    positions: u64,
+) -> Result<Vec<(SlicePair, QueueLine)>, String> {
+    if !(2..=10).contains(&min) || !(min..=10).contains(&max) {
+        return Err(format!(
+            "plan {min}..{max}: piece counts go from 2 to 10, smallest first"
+        ));
+    }
+    let db = site.db_dir();
+    let mut out = Vec::new();
+    for pair in crate::slice::plan(max).pairs() {
+        let slices = pair.slices();
+        if slices[0].pieces() < min {
+            continue;
+        }
+        let mut add = |phase: Phase, mirror: bool, round: u32, s: Slice| {
+            // A winmove job walks the whole mirror whatever its range: one per slice.
+            let size = match phase {
+                Phase::WinMove => u64::MAX,
+                _ => positions,
+            };
+            for j in mini_slices(phase, mirror, s, round, size) {
+                out.push((*pair, QueueLine::Job(j)));
+            }
+        };
+        if !slices.iter().all(|s| site.is_solved(s)) {
+            for phase in [Phase::Cap, Phase::WinMove, Phase::Lookup] {
+                for s in &slices {
+                    add(phase, false, 1, *s);
+                }
+            }
+            add(Phase::NoIo, false, 1, slices[0]);
+            if slices.len() == 2 {
+                add(Phase::NoIo, true, 2, slices[0]);
+            }
+        }
+        for s in &slices {
+            if !crate::db::probe::slice_path(&db, s).exists() {
+                add(Phase::Build, false, 1, *s);
+            }
+        }
+        for s in &slices {
+            if !verified_marker(site, s).exists() {
+                add(Phase::Ver, false, 1, *s);
+            }
+        }
+    }
+    Ok(out)
+}
