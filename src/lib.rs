@@ -7,13 +7,18 @@
 //! - [`slice`]: material nodes, slices, mirrors, conversions, the dependency graph and plan;
 //! - [`index`]: the 1994 paper's Appendix-B gapless indexing and in-order enumeration;
 //! - [`solve`]: the phases, work files, position queue and local build;
-//! - [`db`]: the compressed database: `build`, `ver` and the probe.
+//! - [`db`]: the compressed database: `build`, `ver` and the probe;
+//! - [`queue`]: queue files, lock files, done records and each pair's stage in files;
+//! - [`runner`]: the runner daemon and its running records; [`hosts`]: `hosts.toml`;
+//!   [`mail`]: alerts for the operators.
 
 pub mod board;
 pub mod cli;
 pub mod db;
+pub mod hosts;
 pub mod index;
 pub mod inspect;
+pub mod mail;
 pub mod notation;
 pub mod queue;
 pub mod runner;

@@ -17,6 +17,8 @@ use std::process::ExitCode;
                   addq p cap 2123.66 FIRST LAST  one explicit range (-n N optional)\n\
                   addq --top p ...               at the top of the queue instead of the end\n\
                   addq p stop                    the runner that takes it exits\n\
+                  addq p plan 2..6               every job of every slice up to 6 pieces not \
+                  yet done, in dependency order (small pairs to the small queue)\n\
                   addq --list p                  print the queue\n\
                   addq --edit p                  $EDITOR on the queue, under its lock; saved \
                   only if every line is valid"

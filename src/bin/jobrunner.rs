@@ -1,5 +1,6 @@
-//! jobrunner: runs phase jobs. `run` does one job in the foreground; `build-local` builds
-//! every slice of 2..N pieces on this machine (what `scripts/build-local` calls).
+//! jobrunner: runs phase jobs. `daemon` drains the queues (what every pool machine runs);
+//! `run` does one job in the foreground; `build-local` builds every slice of 2..N pieces in
+//! one process.
 
 use clap::{Parser, Subcommand};
 use nowdb::solve::Site;
@@ -9,14 +10,21 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     version,
-    about = "Run nowdb phase jobs: one job, or the whole local build."
+    about = "Run nowdb phase jobs: the queue runner daemon, one job, or an in-process build.",
+    long_about = "Run nowdb phase jobs.\n\n\
+                  jobrunner --site S daemon              take jobs from this host's queues \
+                  (hosts.toml) until SIGTERM or a stop line\n\
+                  jobrunner --site S daemon --until-empty   ... until nothing is left to do\n\
+                  jobrunner --site S run noio 3113.01 0 65536 -r 2   one job in the foreground\n\
+                  jobrunner --site S build-local --pieces 5   2..5 pieces in this process"
 )]
 struct Args {
     #[command(flatten)]
     common: nowdb::cli::SiteArgs,
-    /// Page buffers (8 KiB each) per work file.
-    #[arg(long, global = true, default_value_t = 2048)]
-    buffers: usize,
+    /// Page buffers (8 KiB each) per work file [default: 2048; the daemon: from the host's
+    /// memory_mb in hosts.toml].
+    #[arg(long, global = true)]
+    buffers: Option<usize>,
     /// Seconds between checkpoints.
     #[arg(long, global = true, default_value_t = 60)]
     checkpoint_secs: u64,
@@ -35,6 +43,37 @@ enum Command {
         /// Checkpoint and stop after this many seconds.
         #[arg(long)]
         deadline_secs: Option<u64>,
+        /// Only parse and check the job (a trivial job, for measuring the queues).
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Take jobs from this host's queues (its [[host]] table in hosts.toml, found by
+    /// hostname) and run them in child processes at low priority, one per runner, until
+    /// SIGTERM (which checkpoints and requeues the running jobs) or a `stop` line.
+    Daemon {
+        /// This host's name in hosts.toml (default: the hostname).
+        #[arg(long)]
+        host: Option<String>,
+        /// The hosts file [default: SITE/hosts.toml].
+        #[arg(long)]
+        hosts: Option<std::path::PathBuf>,
+        /// Queue letters to take from, in order (overrides hosts.toml), e.g. `pm`.
+        #[arg(long)]
+        queues: Option<String>,
+        /// Runners (jobs at once; overrides hosts.toml).
+        #[arg(long)]
+        runners: Option<usize>,
+        /// Longest wait in seconds between looks at the queues when idle (inotify wakes
+        /// runners sooner for changes made on this machine).
+        #[arg(long, default_value_t = 5.0)]
+        poll_secs: f64,
+        /// Exit once the queues hold no job and no job runs anywhere (non-zero if jobs are
+        /// left that can never run, or any failed).
+        #[arg(long)]
+        until_empty: bool,
+        /// Trivial jobs: children only check the job (measures the queue machinery).
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Check every solved slice against its successors (each value must be the best value
     /// among its moves); prints the first mismatch with its FEN and exits non-zero.
@@ -98,14 +137,47 @@ fn main() -> ExitCode {
         Command::Run { deadline_secs, .. } => *deadline_secs,
         _ => None,
     };
-    let run = nowdb::runner::run_options(args.buffers, args.checkpoint_secs, deadline);
+    let run =
+        nowdb::runner::run_options(args.buffers.unwrap_or(2048), args.checkpoint_secs, deadline);
     match args.command {
-        Command::Run { job, .. } => {
-            match nowdb::runner::run_one(&site, &job.join(" "), &run, json, &mut out) {
+        Command::Run { job, dry_run, .. } => {
+            match nowdb::runner::run_one(&site, &job.join(" "), &run, dry_run, json, &mut out) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(3),
                 Err(e) => nowdb::cli::finish("jobrunner", Err(e)),
             }
+        }
+        Command::Daemon {
+            host,
+            hosts,
+            queues,
+            runners,
+            poll_secs,
+            until_empty,
+            dry_run,
+        } => {
+            if !(poll_secs > 0.0 && poll_secs.is_finite()) {
+                return nowdb::cli::finish(
+                    "jobrunner",
+                    Err(
+                        format!("--poll-secs {poll_secs}: must be a positive number of seconds")
+                            .into(),
+                    ),
+                );
+            }
+            let a = nowdb::runner::DaemonArgs {
+                host,
+                hosts_file: hosts,
+                queues,
+                runners,
+                buffers: args.buffers,
+                checkpoint_secs: args.checkpoint_secs,
+                poll: std::time::Duration::from_secs_f64(poll_secs),
+                until_empty,
+                dry_run,
+            };
+            let r = nowdb::runner::daemon_command(&site, &a, json, &mut out);
+            nowdb::cli::finish("jobrunner", r)
         }
         Command::Verify { runners } => {
             let r = nowdb::runner::verify_command(&site, runners, json, &mut out);

@@ -71,6 +71,9 @@ pub fn add_command(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if words.first().is_some_and(|w| w == "plan") {
+        return plan_command(site, queue, words, positions, top, json, out);
+    }
     let q = Queue::named(site, queue)?;
     let lines = lines_for(words, positions)?;
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
@@ -95,6 +98,75 @@ pub fn add_command(
             t += &format!("  ... {}\n", lines.last().expect("several lines"));
         }
         t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// Slice pairs with fewer positions go to the `small` queue: their jobs need little memory.
+pub const SMALL_PAIR_POSITIONS: u64 = 2 << 20;
+
+/// `addq QUEUE plan [MIN..]MAX`: every job of every slice pair of MIN..MAX pieces not yet
+/// done, in dependency order (`queue::pairs::plan_lines`); pairs under
+/// [`SMALL_PAIR_POSITIONS`] go to `small`, the others to QUEUE.
+fn plan_command(
+    site: &Path,
+    queue: &str,
+    words: &[String],
+    positions: u64,
+    top: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let main = Queue::named(site, queue)?;
+    let small = Queue::named(site, "m")?;
+    let range = match words {
+        [_, r] => r.as_str(),
+        _ => {
+            return Err(
+                "addq QUEUE plan [MIN..]MAX: give the piece counts, e.g. 2..6"
+                    .to_string()
+                    .into(),
+            );
+        }
+    };
+    let bad = || format!("addq plan {range:?}: expected MAX or MIN..MAX piece counts, e.g. 2..6");
+    let (min, max) = match range.split_once("..") {
+        Some((a, b)) => (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?),
+        None => (2, range.parse().map_err(|_| bad())?),
+    };
+    let site_dirs = crate::solve::Site::new(site);
+    let planned = super::pairs::plan_lines(&site_dirs, min, max, positions)?;
+    let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
+    for (pair, line) in planned {
+        if pair.count() < SMALL_PAIR_POSITIONS && main.name != small.name {
+            to_small.push(line);
+        } else {
+            to_main.push(line);
+        }
+    }
+    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    for (q, lines) in [(&small, &to_small), (&main, &to_main)] {
+        if !lines.is_empty() {
+            q.append(&here, &mut logger(), lines, top)?;
+        }
+    }
+    let text = if json {
+        format!(
+            "{{\"plan\":\"{min}..{max}\",\"{}\":{},\"{}\":{}}}\n",
+            main.name,
+            to_main.len(),
+            small.name,
+            to_small.len()
+        )
+    } else {
+        format!(
+            "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions)\n",
+            to_main.len(),
+            main.name,
+            to_small.len(),
+            small.name,
+            SMALL_PAIR_POSITIONS
+        )
     };
     out.write_all(text.as_bytes()).map_err(output_error)
 }

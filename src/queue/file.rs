@@ -216,6 +216,20 @@ impl Queue {
         log: &mut dyn FnMut(String),
         mut runnable: impl FnMut(&QueueLine) -> bool,
     ) -> Result<Option<QueueLine>, String> {
+        self.take_with(here, log, |l| Ok(runnable(l)), |_| Ok(()))
+    }
+
+    /// [`Queue::take`] where `runnable` may fail, and `on_take` runs inside the lock before
+    /// the line leaves the file (a runner writes its running record there, so the job is at
+    /// every moment either in the queue or in a record). If `on_take` fails the queue is
+    /// unchanged.
+    pub fn take_with(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        mut runnable: impl FnMut(&QueueLine) -> Result<bool, String>,
+        on_take: impl FnOnce(&QueueLine) -> Result<(), String>,
+    ) -> Result<Option<QueueLine>, String> {
         self.with_lines(here, log, |lines| {
             for k in 0..lines.len() {
                 let parsed = lines[k]
@@ -223,16 +237,42 @@ impl Queue {
                     .map_err(|e| format!("{}: {e}", self.path.display()))?;
                 let take = match &parsed {
                     Some(QueueLine::Stop) => true,
-                    Some(job) => runnable(job),
+                    Some(job) => runnable(job)?,
                     None => false,
                 };
                 if take {
+                    on_take(parsed.as_ref().expect("a line"))?;
                     lines.remove(k);
                     return Ok((parsed, true));
                 }
             }
             Ok((None, false))
         })
+    }
+
+    /// Whether some line is `stop` or runnable, read without the lock (a cheap look before
+    /// [`Queue::take_with`], so idle runners do not keep taking the lock), and how many job
+    /// lines the queue holds.
+    pub fn peek(
+        &self,
+        mut runnable: impl FnMut(&QueueLine) -> Result<bool, String>,
+    ) -> Result<(bool, usize), String> {
+        let mut jobs = 0;
+        let mut any = false;
+        for e in self.read_unlocked()? {
+            match e
+                .parse()
+                .map_err(|e| format!("{}: {e}", self.path.display()))?
+            {
+                Some(QueueLine::Stop) => any = true,
+                Some(job) => {
+                    jobs += 1;
+                    any = any || runnable(&job)?;
+                }
+                None => {}
+            }
+        }
+        Ok((any, jobs))
     }
 }
 

@@ -1,5 +1,9 @@
-//! What `jobrunner` does. For now: run one phase job in the foreground (`jobrunner run`), and
-//! the local build (`jobrunner build-local`, behind `scripts/build-local`).
+//! What `jobrunner` does: the runner daemon that drains the queues (`jobrunner daemon`,
+//! [`daemon`]), one phase job in the foreground (`jobrunner run`, what the daemon's children
+//! run), the in-process local build (`jobrunner build-local`) and `verify`.
+
+pub mod daemon;
+pub mod record;
 
 use crate::cli::{CliError, STOP, output_error, peak_rss_bytes};
 use crate::solve::local::{BuildOptions, BuildSummary, build_local};
@@ -17,16 +21,24 @@ fn stats_json(s: &PhaseStats) -> String {
 
 /// `jobrunner run JOB`: runs (or resumes) one job and reports its statistics. A SIGTERM or
 /// the deadline checkpoints it; the exit is then 3 so a caller can requeue the rest.
+///
+/// With `dry_run` the job is only parsed and checked (the daemon's trivial jobs, which
+/// measure the queue machinery).
 pub fn run_one(
     site: &Site,
     job_text: &str,
     run: &RunOptions,
+    dry_run: bool,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<bool, CliError> {
     let job: Job = job_text.parse()?;
     let t0 = Instant::now();
-    let outcome = run_job(site, &job, run).map_err(|e| CliError::Failed(e.to_string()))?;
+    let outcome = if dry_run {
+        Outcome::Done(PhaseStats::default())
+    } else {
+        run_job(site, &job, run).map_err(|e| CliError::Failed(e.to_string()))?
+    };
     let secs = t0.elapsed().as_secs_f64();
     let (done, next, stats) = match outcome {
         Outcome::Done(s) => (true, None, s),
@@ -175,4 +187,119 @@ pub fn verify_command(
         )
     }
     .map_err(output_error)
+}
+
+/// `jobrunner daemon`'s command line, before `hosts.toml` fills the gaps.
+#[derive(Clone, Debug, Default)]
+pub struct DaemonArgs {
+    pub host: Option<String>,
+    pub hosts_file: Option<std::path::PathBuf>,
+    pub queues: Option<String>,
+    pub runners: Option<usize>,
+    pub buffers: Option<usize>,
+    pub checkpoint_secs: u64,
+    pub poll: Duration,
+    pub until_empty: bool,
+    pub dry_run: bool,
+}
+
+/// Resolves the daemon's options: this host's `[[host]]` table in `hosts.toml` (by hostname,
+/// or `--host`) gives its queues, runner count and memory; the command line overrides them.
+pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptions, String> {
+    let host = match &a.host {
+        Some(h) => h.clone(),
+        None => nix::unistd::gethostname()
+            .map_err(|e| format!("reading the hostname: {e}"))?
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let file = a
+        .hosts_file
+        .clone()
+        .unwrap_or_else(|| site.root().join("hosts.toml"));
+    let entry = if file.exists() {
+        let hosts = crate::hosts::Hosts::load(&file)?;
+        hosts.host(&host).cloned()
+    } else {
+        None
+    };
+    if entry.is_none() && (a.queues.is_none() || a.runners.is_none()) {
+        return Err(format!(
+            "host {host:?} has no [[host]] table in {} (add one, or give --queues and --runners)",
+            file.display()
+        ));
+    }
+    let letters = a
+        .queues
+        .clone()
+        .or_else(|| entry.as_ref().map(|e| e.queue.clone()))
+        .unwrap_or_default();
+    let mut queues = Vec::new();
+    for c in letters.chars() {
+        let q = crate::queue::Queue::named(site.root(), &c.to_string())?;
+        if !queues
+            .iter()
+            .any(|x: &crate::queue::Queue| x.name == q.name)
+        {
+            queues.push(q);
+        }
+    }
+    if queues.is_empty() {
+        return Err("--queues: give at least one queue letter (p, n, s, m)".into());
+    }
+    let runners = a.runners.or(entry.as_ref().map(|e| e.runners)).unwrap_or(1);
+    let buffers = a
+        .buffers
+        .or(entry.as_ref().map(|e| e.buffers_per_file()))
+        .unwrap_or(2048);
+    Ok(daemon::DaemonOptions {
+        host,
+        queues,
+        runners,
+        buffers,
+        checkpoint_secs: a.checkpoint_secs,
+        poll: a.poll,
+        until_empty: a.until_empty,
+        dry_run: a.dry_run,
+        exe: std::env::current_exe().map_err(|e| format!("finding jobrunner itself: {e}"))?,
+        echo: true,
+    })
+}
+
+/// `jobrunner daemon`: runs the host's runners; prints a summary at the end.
+pub fn daemon_command(
+    site: &Site,
+    args: &DaemonArgs,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let opts = daemon_options(site, args)?;
+    let s = daemon::run_daemon(site, &opts)?;
+    let secs = s.elapsed.as_secs_f64();
+    let text = if json {
+        format!(
+            "{{\"host\":\"{}\",\"jobs\":{},\"failed\":{},\"requeued\":{},\"seconds\":{secs:.3},\"jobs_per_second\":{:.1},\"stopped\":{}}}\n",
+            opts.host,
+            s.jobs,
+            s.failed,
+            s.requeued,
+            s.jobs as f64 / secs.max(1e-9),
+            s.stopped
+        )
+    } else {
+        format!(
+            "{}: {} job(s) done, {} failed, {} requeued in {secs:.1}s ({:.1} jobs/s){}\n",
+            opts.host,
+            s.jobs,
+            s.failed,
+            s.requeued,
+            s.jobs as f64 / secs.max(1e-9),
+            if s.stopped {
+                "; stopped at a checkpoint"
+            } else {
+                ""
+            }
+        )
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
 }

@@ -1,0 +1,167 @@
+//! `hosts.toml`: the workstations of the pool (1994 paper Appendix C "hosts"), one `[[host]]`
+//! table each, read by `jobrunner` (its queues, runner count and memory) and the monitors.
+
+use serde::Deserialize;
+use std::path::Path;
+
+/// One workstation.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub name: String,
+    /// Address for ssh (`user@host` or a name).
+    pub ssh: String,
+    /// The queues its runners take jobs from, in order of preference: letters of `pnsm`
+    /// (`"p"`, or `"pm"` for prime first and then small).
+    pub queue: String,
+    /// Which binary to start there (`x86_64-linux`, ...).
+    pub platform: String,
+    /// Memory the runners may use for page buffers, all runners together.
+    pub memory_mb: u64,
+    /// A public machine may be used at any time; a private one only outside working hours
+    /// when its owner is busy.
+    #[serde(default = "yes")]
+    pub public: bool,
+    /// Only at night and on weekends.
+    #[serde(default)]
+    pub night_only: bool,
+    /// Runners (jobs at once) on this host.
+    #[serde(default = "one")]
+    pub runners: usize,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hosts {
+    #[serde(default, rename = "host")]
+    pub hosts: Vec<Host>,
+    /// Where alerts go; read by the mailer.
+    #[serde(default)]
+    pub mail: Option<toml::Table>,
+}
+
+impl Host {
+    /// The queue letters, checked.
+    pub fn queue_letters(&self) -> Vec<char> {
+        self.queue.chars().collect()
+    }
+
+    /// Page buffers (8 KiB each) per work file for one runner: the host's memory shared by its
+    /// runners, each job holding up to two work files (a slice and its mirror).
+    pub fn buffers_per_file(&self) -> usize {
+        let bytes = self.memory_mb << 20;
+        ((bytes / self.runners.max(1) as u64 / 2) / crate::solve::store::PAGE_BYTES as u64)
+            .clamp(16, 1 << 24) as usize
+    }
+}
+
+impl Hosts {
+    /// Reads and checks `path`; errors name the file, and the host and field at fault.
+    pub fn load(path: &Path) -> Result<Hosts, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Hosts, String> {
+        let hosts: Hosts = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
+        let mut seen = std::collections::HashSet::new();
+        for h in &hosts.hosts {
+            let bad = |field: &str, why: String| format!("host {:?}: {field}: {why}", h.name);
+            if h.name.is_empty() {
+                return Err("a [[host]] has an empty name".into());
+            }
+            if !seen.insert(h.name.as_str()) {
+                return Err(bad("name", "listed twice".into()));
+            }
+            if h.queue.is_empty() {
+                return Err(bad("queue", "no queue letter (p, n, s or m)".into()));
+            }
+            for c in h.queue.chars() {
+                if !crate::queue::QUEUES.iter().any(|(l, _)| *l == c) {
+                    return Err(bad(
+                        "queue",
+                        format!("{c:?} is not a queue (p prime, n nonprime, s slow, m small)"),
+                    ));
+                }
+            }
+            if h.runners == 0 {
+                return Err(bad("runners", "must be at least 1".into()));
+            }
+            if h.memory_mb < 16 {
+                return Err(bad(
+                    "memory_mb",
+                    format!("{} MB is too little", h.memory_mb),
+                ));
+            }
+            if h.ssh.is_empty() {
+                return Err(bad("ssh", "empty address".into()));
+            }
+        }
+        Ok(hosts)
+    }
+
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[[host]]
+name = "a"
+ssh = "a"
+queue = "pm"
+platform = "x86_64-linux"
+memory_mb = 2048
+runners = 2
+"#;
+
+    #[test]
+    fn a_good_file_parses_with_defaults() {
+        let h = Hosts::parse(GOOD).unwrap();
+        let a = h.host("a").unwrap();
+        assert_eq!(a.queue_letters(), vec!['p', 'm']);
+        assert!(a.public && !a.night_only);
+        assert_eq!(a.buffers_per_file(), 2048 * 1024 / 8 / 2 / 2);
+    }
+
+    #[test]
+    fn errors_name_the_host_and_field() {
+        for (text, needle) in [
+            (GOOD.replace("\"pm\"", "\"px\""), "host \"a\": queue: 'x'"),
+            (
+                GOOD.replace("runners = 2", "runners = 0"),
+                "host \"a\": runners",
+            ),
+            (
+                GOOD.replace("memory_mb = 2048", "memory_mb = 1"),
+                "memory_mb",
+            ),
+            (
+                GOOD.replace("memory_mb = 2048", "memory_mb = \"lots\""),
+                "memory_mb",
+            ),
+            (
+                GOOD.replace("runners = 2", "runners = 2\ncolour = 1"),
+                "colour",
+            ),
+            (format!("{GOOD}{GOOD}"), "listed twice"),
+            (GOOD.replace("ssh = \"a\"\n", ""), "ssh"),
+        ] {
+            let e = Hosts::parse(&text).unwrap_err();
+            assert!(e.contains(needle), "{e}");
+        }
+    }
+}
