@@ -250,29 +250,41 @@ impl Queue {
         })
     }
 
-    /// Whether some line is `stop` or runnable, read without the lock (a cheap look before
-    /// [`Queue::take_with`], so idle runners do not keep taking the lock), and how many job
-    /// lines the queue holds.
+    /// Whether some line is `stop` or runnable, read without the lock: a cheap look before
+    /// [`Queue::take_with`], so idle runners do not keep taking the lock. Stops at the first
+    /// such line.
     pub fn peek(
         &self,
         mut runnable: impl FnMut(&QueueLine) -> Result<bool, String>,
-    ) -> Result<(bool, usize), String> {
-        let mut jobs = 0;
-        let mut any = false;
+    ) -> Result<bool, String> {
         for e in self.read_unlocked()? {
-            match e
+            let found = match e
                 .parse()
                 .map_err(|e| format!("{}: {e}", self.path.display()))?
             {
-                Some(QueueLine::Stop) => any = true,
-                Some(job) => {
-                    jobs += 1;
-                    any = any || runnable(&job)?;
-                }
-                None => {}
+                Some(QueueLine::Stop) => true,
+                Some(job) => runnable(&job)?,
+                None => false,
+            };
+            if found {
+                return Ok(true);
             }
         }
-        Ok((any, jobs))
+        Ok(false)
+    }
+
+    /// Job lines in the queue (read without the lock).
+    pub fn job_count(&self) -> Result<usize, String> {
+        let mut jobs = 0;
+        for e in self.read_unlocked()? {
+            if let Some(QueueLine::Job(_)) = e
+                .parse()
+                .map_err(|e| format!("{}: {e}", self.path.display()))?
+            {
+                jobs += 1;
+            }
+        }
+        Ok(jobs)
     }
 }
 

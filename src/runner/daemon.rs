@@ -144,6 +144,8 @@ struct Daemon<'a> {
     here: Machine,
     log: Log,
     wake: Arc<Wake>,
+    /// The job processes running now, which a stop request passes SIGTERM on to.
+    children: Mutex<std::collections::HashSet<u32>>,
     jobs: AtomicU64,
     failed: AtomicU64,
     requeued: AtomicU64,
@@ -225,7 +227,7 @@ impl Daemon<'_> {
     fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine)>, String> {
         for queue in &self.opts.queues {
             let mut ready = Readiness::new(self.site);
-            if !queue.peek(|l| self.runnable(l, &mut ready))?.0 {
+            if !queue.peek(|l| self.runnable(l, &mut ready))? {
                 continue;
             }
             let mut ready = Readiness::new(self.site);
@@ -249,7 +251,7 @@ impl Daemon<'_> {
                         since: now_secs(),
                         failed: None,
                     }
-                    .write(&path),
+                    .write(&path, true),
                 },
             )?;
             if let Some(line) = taken {
@@ -271,9 +273,8 @@ impl Daemon<'_> {
         let (mut any, mut jobs) = (false, 0);
         let mut ready = Readiness::new(self.site);
         for q in &self.opts.queues {
-            let (a, n) = q.peek(|l| self.runnable(l, &mut ready))?;
-            any |= a;
-            jobs += n;
+            any |= q.peek(|l| self.runnable(l, &mut ready))?;
+            jobs += q.job_count()?;
         }
         if any {
             return Ok(None);
@@ -362,21 +363,13 @@ impl Daemon<'_> {
         .ok_or_else(|| format!("{}: not a running record", path.display()))?;
         rec.child = child.id();
         rec.child_start = process_start(child.id()).unwrap_or(0);
-        rec.write(&path)?;
-        let mut signalled = false;
-        let status = loop {
-            if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
-                break s;
-            }
-            if STOP.load(Ordering::Relaxed) && !signalled {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(child.id() as i32),
-                    nix::sys::signal::Signal::SIGTERM,
-                );
-                signalled = true;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
+        // Not synced: it matters while this machine runs (a stale check must wait for the
+        // child), and a machine crash ends the child too.
+        rec.write(&path, false)?;
+        self.children.lock().expect("children").insert(rec.child);
+        let status = child.wait();
+        self.children.lock().expect("children").remove(&rec.child);
+        let status = status.map_err(|e| format!("waiting for the job process: {e}"))?;
         let secs = t0.elapsed().as_secs_f64();
         let output = std::fs::read_to_string(&out).unwrap_or_default();
         for l in output.lines() {
@@ -432,7 +425,7 @@ impl Daemon<'_> {
     ) -> Result<Option<End>, String> {
         self.failed.fetch_add(1, Ordering::Relaxed);
         rec.failed = Some(why.to_string());
-        rec.write(path)?;
+        rec.write(path, true)?;
         let msg = format!(
             "FAILED \"{}\": {why}; the running record {} stays until an operator removes it (the job's output is in logs/{}.log)",
             rec.line,
@@ -550,6 +543,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
             echo: opts.echo,
         },
         wake: wake.clone(),
+        children: Mutex::default(),
         jobs: AtomicU64::new(0),
         failed: AtomicU64::new(0),
         requeued: AtomicU64::new(0),
@@ -579,17 +573,37 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
             None
         }
     };
+    let runners_done = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<Result<End, String>> = std::thread::scope(|scope| {
+        // SIGTERM to the daemon becomes SIGTERM to every job process: each checkpoints.
+        scope.spawn(|| {
+            let mut signalled = std::collections::HashSet::new();
+            while !runners_done.load(Ordering::Relaxed) {
+                if STOP.load(Ordering::Relaxed) {
+                    for &pid in d.children.lock().expect("children").iter() {
+                        if signalled.insert(pid) {
+                            let _ = nix::sys::signal::kill(
+                                nix::unistd::Pid::from_raw(pid as i32),
+                                nix::sys::signal::Signal::SIGTERM,
+                            );
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
         let handles: Vec<_> = (0..opts.runners)
             .map(|k| {
                 let d = &d;
                 scope.spawn(move || d.runner(k))
             })
             .collect();
-        handles
+        let results = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err("a runner panicked".into())))
-            .collect()
+            .collect();
+        runners_done.store(true, Ordering::Relaxed);
+        results
     });
     drop(watcher);
     let summary = DaemonSummary {

@@ -106,14 +106,16 @@ impl RunningRecord {
         (!r.host.is_empty() && r.pid != 0 && !r.line.is_empty()).then_some(r)
     }
 
-    /// Writes the record at `path` (temp file, fsync, rename).
-    pub fn write(&self, path: &Path) -> Result<(), String> {
+    /// Writes the record at `path` (temp file, fsync if `durable`, rename).
+    pub fn write(&self, path: &Path, durable: bool) -> Result<(), String> {
         let tmp = path.with_extension("tmp");
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(path.parent().expect("running/"))?;
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(self.to_text().as_bytes())?;
-            f.sync_all()?;
+            if durable {
+                f.sync_all()?;
+            }
             std::fs::rename(&tmp, path)
         };
         write().map_err(|e| format!("writing {}: {e}", path.display()))
