@@ -1,5 +1,5 @@
-//! Queue files under concurrent use: `addq` processes appending while takers drain, every
-//! line taken exactly once and no file ever torn; bad input leaves the queue unchanged.
+//! Queue files under concurrent use: `addq` processes appending while runner daemons drain,
+//! every job run exactly once and no file ever torn; bad input leaves the queue unchanged.
 
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::{Queue, parse_queue_text};
@@ -9,6 +9,7 @@ use std::process::Command;
 mod common;
 
 const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 
 fn fresh_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("nowdb-queue-{}-{name}", std::process::id()));
@@ -27,13 +28,13 @@ fn addq(site: &PathBuf, args: &[&str]) -> std::process::Output {
 }
 
 /// 8 concurrent streams of `addq` processes add 500 jobs each (one per process) while 4
-/// takers drain the queue: every job is taken exactly once, and every read of the file
-/// parses (no torn queue).
+/// runner daemons drain the queue: every job runs exactly once (by `done/` and the logs),
+/// and every read of the file parses (no torn queue).
 #[test]
-fn concurrent_addq_and_takers_lose_and_duplicate_nothing() {
+fn concurrent_addq_and_runners_lose_and_duplicate_nothing() {
     let site = fresh_dir("stress");
     let sites = std::slice::from_ref(&site);
-    common::queue_stress::addq_streams_against_takers(ADDQ, sites, sites, 500);
+    common::queue_stress::addq_streams_against_runners(ADDQ, JOBRUNNER, sites, sites, 500);
     let q = Queue::named(&site, "p").unwrap();
     let left = std::fs::read_to_string(q.path()).unwrap();
     let left = parse_queue_text(&left).unwrap();

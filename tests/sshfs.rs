@@ -10,6 +10,7 @@ use std::process::Command;
 mod common;
 
 const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 
 /// An sshd on a free loopback port and two sshfs mounts of one directory; torn down on drop.
 struct TwoMounts {
@@ -160,11 +161,12 @@ fn flock_does_not_exclude_across_sshfs_mounts_but_the_lock_file_does() {
 }
 
 /// The queue stress of tests/queue.rs across the two mounts: 8 streams of `addq` processes
-/// (4 per mount) add 500 jobs each while 4 takers (2 per mount) drain the queue.
+/// (4 per mount) add 500 jobs each while 4 runner daemons (2 per mount, as hosts h0 and h1)
+/// drain the queue.
 #[test]
 fn queue_stress_across_two_sshfs_mounts() {
     let t = TwoMounts::new("stress");
-    common::queue_stress::addq_streams_against_takers(ADDQ, &t.mounts, &t.mounts, 500);
+    common::queue_stress::addq_streams_against_runners(ADDQ, JOBRUNNER, &t.mounts, &t.mounts, 500);
     let left = std::fs::read_to_string(t.shared.join("queues/prime")).unwrap();
     assert!(left.trim().is_empty(), "left in the queue: {left:?}");
     assert!(!t.shared.join("queues/prime.lock").exists());

@@ -46,6 +46,10 @@ enum Command {
         /// Only parse and check the job (a trivial job, for measuring the queues).
         #[arg(long)]
         dry_run: bool,
+        /// Run as a runner's background job: nice 19, idle I/O class, and stop at a
+        /// checkpoint if the runner (the parent process) dies.
+        #[arg(long)]
+        background: bool,
     },
     /// Take jobs from this host's queues (its [[host]] table in hosts.toml, found by
     /// hostname) and run them in child processes at low priority, one per runner, until
@@ -140,7 +144,15 @@ fn main() -> ExitCode {
     let run =
         nowdb::runner::run_options(args.buffers.unwrap_or(2048), args.checkpoint_secs, deadline);
     match args.command {
-        Command::Run { job, dry_run, .. } => {
+        Command::Run {
+            job,
+            dry_run,
+            background,
+            ..
+        } => {
+            if background && let Err(e) = nowdb::runner::become_background_job() {
+                return nowdb::cli::finish("jobrunner", Err(e.into()));
+            }
             match nowdb::runner::run_one(&site, &job.join(" "), &run, dry_run, json, &mut out) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(3),

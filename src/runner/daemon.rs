@@ -306,7 +306,8 @@ impl Daemon<'_> {
             .arg("--checkpoint-secs")
             .arg(self.opts.checkpoint_secs.to_string())
             .arg("--json")
-            .arg("run");
+            .arg("run")
+            .arg("--background");
         if self.opts.dry_run {
             cmd.arg("--dry-run");
         }
@@ -315,25 +316,6 @@ impl Daemon<'_> {
             .stdin(Stdio::null())
             .stdout(f.try_clone().map_err(|e| e.to_string())?)
             .stderr(f);
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                // Background work: the lowest CPU priority and the idle I/O class.
-                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-                const IOPRIO_WHO_PROCESS: libc::c_long = 1;
-                const IOPRIO_CLASS_IDLE: libc::c_long = 3;
-                libc::syscall(
-                    libc::SYS_ioprio_set,
-                    IOPRIO_WHO_PROCESS,
-                    0,
-                    IOPRIO_CLASS_IDLE << 13,
-                );
-                // If this runner dies the job checkpoints and stops instead of running on.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
         Ok(cmd)
     }
 
