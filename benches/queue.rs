@@ -1,5 +1,7 @@
 //! Queue figures (issue 5): an `addq` + take round trip on a queue of 100 000 jobs (target
-//! under 20 ms). Run: `cargo bench --bench queue`.
+//! under 20 ms), and jobs per second through 8 runners on trivial jobs (`jobrunner daemon
+//! --dry-run`: each job is still a child process with its running and done records). Run:
+//! `cargo bench --bench queue`.
 
 use nowdb::queue::line::{QueueLine, mini_slices};
 use nowdb::queue::{Machine, Queue};
@@ -39,4 +41,47 @@ fn main() {
         times[times.len() - 1]
     );
     let _ = std::fs::remove_dir_all(&dir);
+    runners_on_trivial_jobs(&dir, &jobs[..2000], 8);
+}
+
+/// `n` jobs through one daemon with `runners` runners until the queue is empty.
+fn runners_on_trivial_jobs(dir: &std::path::Path, jobs: &[QueueLine], runners: usize) {
+    let q = Queue::named(dir, "p").unwrap();
+    let here = Machine::current().unwrap();
+    q.append(&here, &mut |m| eprintln!("{m}"), jobs, false)
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jobrunner"))
+        .arg("--site")
+        .arg(dir)
+        .args([
+            "--json",
+            "daemon",
+            "--dry-run",
+            "--host",
+            "bench",
+            "--queues",
+            "p",
+        ])
+        .args(["--runners", &runners.to_string(), "--until-empty"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let json = String::from_utf8_lossy(&out.stdout);
+    let field = |k: &str| -> f64 {
+        let at = json.find(&format!("\"{k}\":")).unwrap() + k.len() + 3;
+        json[at..]
+            .split([',', '}'])
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    println!(
+        "{runners} runners on {} trivial jobs (jobrunner daemon --dry-run): {:.0} jobs/s ({:.2} s)",
+        field("jobs"),
+        field("jobs_per_second"),
+        field("seconds")
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

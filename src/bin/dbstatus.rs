@@ -6,7 +6,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     version,
-    about = "Report on a nowdb build: the plan of slices, the values of solved slices, the queues."
+    about = "Report on a nowdb build: the plan, the values of solved slices, the queues, the runners, one slice's progress, the totals."
 )]
 struct Args {
     #[command(flatten)]
@@ -34,6 +34,23 @@ enum Command {
     /// The queues (prime, nonprime, slow, small): jobs, stop lines, positions and the first
     /// job of each, as a TSV.
     Queues,
+    /// The hosts (hosts.toml) and every running job: host, runner, state, job, progress
+    /// (from its checkpoint) and since when.
+    Runners,
+    /// One slice's progress through the phases: the pair's stage, then per phase and round
+    /// the share of the slice done, jobs, job seconds and statistics (the paper's capcheck,
+    /// lookcheck, noncheck and vercheck).
+    Slice {
+        /// The slice, e.g. 3113.01.
+        slice: nowdb::Slice,
+    },
+    /// Totals for 2..N pieces: slices solved, built and verified, jobs queued, running and
+    /// failed, the recent rate and the time the queued work needs at it.
+    Summary {
+        /// Largest number of pieces.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=10))]
+        pieces: u32,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -55,6 +72,18 @@ fn main() -> ExitCode {
         }
         Command::Queues => {
             nowdb::status::write_queues(&args.common.site, args.common.json, &mut out)
+        }
+        Command::Runners => {
+            let site = nowdb::solve::Site::new(&args.common.site);
+            nowdb::status::build::write_runners(&site, args.common.json, &mut out)
+        }
+        Command::Slice { slice } => {
+            let site = nowdb::solve::Site::new(&args.common.site);
+            nowdb::status::build::write_slice(&site, slice, args.common.json, &mut out)
+        }
+        Command::Summary { pieces } => {
+            let site = nowdb::solve::Site::new(&args.common.site);
+            nowdb::status::build::write_summary(&site, pieces, args.common.json, &mut out)
         }
     };
     nowdb::cli::finish("dbstatus", result)

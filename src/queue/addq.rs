@@ -136,8 +136,18 @@ fn plan_command(
     };
     let site_dirs = crate::solve::Site::new(site);
     let planned = super::pairs::plan_lines(&site_dirs, min, max, positions)?;
+    // Lines still queued from an earlier plan are not added twice.
+    let mut queued = std::collections::HashSet::new();
+    for q in [&main, &small] {
+        for (e, _) in q.read_checked()? {
+            queued.insert(e.text);
+        }
+    }
     let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
     for (pair, line) in planned {
+        if queued.contains(&line.to_string()) {
+            continue;
+        }
         if pair.count() < SMALL_PAIR_POSITIONS && main.name != small.name {
             to_small.push(line);
         } else {

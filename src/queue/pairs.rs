@@ -310,10 +310,13 @@ fn stage_jobs(
     Ok(lines)
 }
 
-/// The lines `addq QUEUE plan 2..N` adds: for every pair not yet done, in the plan's
-/// dependency order, its `cap`, `winmove`, `lookup` and first `noio` passes (unless solved),
-/// `build` (unless in `db/`) and `ver` (unless verified), split into mini-slices of about
-/// `positions`. Each line goes to `queue_for(pair)`.
+/// The lines `addq QUEUE plan 2..N` adds: for every pair, in the plan's dependency order,
+/// its `cap`, `winmove`, `lookup` and first `noio` passes, then `build` and `ver`, split into
+/// mini-slices of about `positions`; without what is done or under way (a pair in
+/// `solved/`, or with a stage record or done records, has its solving jobs queued or
+/// running already; likewise `build` and `ver` of a slice with a file in `db/`, a verified
+/// marker or done records of that phase). So a plan added again after an interruption adds
+/// only what is missing (the caller also drops lines still queued).
 pub fn plan_lines(
     site: &Site,
     min: u32,
@@ -342,7 +345,13 @@ pub fn plan_lines(
                 out.push((*pair, QueueLine::Job(j)));
             }
         };
-        if !slices.iter().all(|s| site.is_solved(s)) {
+        let records: Vec<Vec<done::DoneRecord>> = slices
+            .iter()
+            .map(|s| done::records(site, s))
+            .collect::<Result<_, _>>()?;
+        let started = stage_path(site, pair).exists() || records.iter().any(|r| !r.is_empty());
+        let phase_started = |k: usize, phase: Phase| records[k].iter().any(|r| r.phase == phase);
+        if !started && !slices.iter().all(|s| site.is_solved(s)) {
             for phase in [Phase::Cap, Phase::WinMove, Phase::Lookup] {
                 for s in &slices {
                     add(phase, false, 1, *s);
@@ -353,13 +362,13 @@ pub fn plan_lines(
                 add(Phase::NoIo, true, 2, slices[0]);
             }
         }
-        for s in &slices {
-            if !crate::db::probe::slice_path(&db, s).exists() {
+        for (k, s) in slices.iter().enumerate() {
+            if !crate::db::probe::slice_path(&db, s).exists() && !phase_started(k, Phase::Build) {
                 add(Phase::Build, false, 1, *s);
             }
         }
-        for s in &slices {
-            if !verified_marker(site, s).exists() {
+        for (k, s) in slices.iter().enumerate() {
+            if !verified_marker(site, s).exists() && !phase_started(k, Phase::Ver) {
                 add(Phase::Ver, false, 1, *s);
             }
         }

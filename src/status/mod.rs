@@ -1,4 +1,7 @@
-//! `dbstatus` reports: the plan of slices to compute, and the value counts of solved slices.
+//! `dbstatus` reports: the plan of slices to compute, the value counts of solved slices, the
+//! queues, and (in [`build`]) the runners, one slice's progress and the totals.
+
+pub mod build;
 
 use crate::cli::{CliError, output_error};
 use crate::slice::{Material, Slice, plan};

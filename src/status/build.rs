@@ -1,0 +1,268 @@
+//! `dbstatus` on a build through the queues: the runners and their jobs, one slice's phase
+//! progress (the 1994 paper's capcheck, lookcheck, noncheck and vercheck in one table), and
+//! the totals with an estimate of the time left.
+
+use crate::cli::{CliError, output_error};
+use crate::queue::{QUEUES, Queue, QueueLine, done, pairs};
+use crate::runner::daemon::utc_timestamp;
+use crate::runner::record::{self, now_secs};
+use crate::slice::{Slice, SlicePair};
+use crate::solve::{Phase, Site, checkpoint};
+use std::io::Write;
+
+/// How far a running job has got, from its checkpoint: positions done of its range.
+fn job_progress(site: &Site, rec: &record::RunningRecord) -> Option<(u64, u64)> {
+    let (_, job) = rec.job().ok()?;
+    let size = job.last - job.first;
+    let done = match checkpoint::load(site, &job).ok()? {
+        Some(c) if c.complete => size,
+        Some(c) => c.next.saturating_sub(job.first).min(size),
+        None => 0,
+    };
+    Some((done, size))
+}
+
+/// `dbstatus runners`: the hosts of `hosts.toml` and every running record: host, runner,
+/// state, job, progress, since.
+pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let hosts_file = site.root().join("hosts.toml");
+    let hosts = if hosts_file.exists() {
+        crate::hosts::Hosts::load(&hosts_file)?.hosts
+    } else {
+        Vec::new()
+    };
+    let records = record::read_all(site)?;
+    let now = now_secs();
+    let mut rows = Vec::new();
+    for (path, r) in &records {
+        let runner = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let state = match &r.failed {
+            Some(f) => format!("failed: {f}"),
+            None => "running".to_string(),
+        };
+        let (done, size) = job_progress(site, r).unwrap_or((0, 0));
+        rows.push((
+            r.host.clone(),
+            runner,
+            state,
+            r.line.clone(),
+            done,
+            size,
+            r.since,
+        ));
+    }
+    let text = if json {
+        let hs: Vec<String> = hosts
+            .iter()
+            .map(|h| {
+                format!(
+                    "{{\"name\":\"{}\",\"queue\":\"{}\",\"runners\":{},\"memory_mb\":{}}}",
+                    h.name, h.queue, h.runners, h.memory_mb
+                )
+            })
+            .collect();
+        let rs: Vec<String> = rows
+            .iter()
+            .map(|(h, runner, state, line, d, n, since)| {
+                format!(
+                    "{{\"host\":\"{h}\",\"runner\":\"{runner}\",\"state\":{state:?},\"job\":\"{line}\",\"done\":{d},\"positions\":{n},\"since\":{since}}}"
+                )
+            })
+            .collect();
+        format!(
+            "{{\"hosts\":[{}],\"running\":[{}]}}\n",
+            hs.join(","),
+            rs.join(",")
+        )
+    } else {
+        let mut t = String::new();
+        for h in &hosts {
+            let busy = rows.iter().filter(|r| r.0 == h.name).count();
+            t += &format!(
+                "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now\n",
+                h.name, h.queue, h.runners, h.memory_mb
+            );
+        }
+        t += "host\trunner\tstate\tjob\tprogress\tsince\n";
+        for (h, runner, state, line, d, n, since) in &rows {
+            let pct = if *n > 0 {
+                100.0 * *d as f64 / *n as f64
+            } else {
+                0.0
+            };
+            t += &format!(
+                "{h}\t{runner}\t{state}\t{line}\t{pct:.0}%\t{} ({}s ago)\n",
+                utc_timestamp(*since),
+                now.saturating_sub(*since)
+            );
+        }
+        t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// One row of `dbstatus slice`: phase, round, done ranges, jobs, job seconds, statistics.
+type PhaseRow = (
+    Phase,
+    u32,
+    Vec<(u64, u64)>,
+    usize,
+    f64,
+    crate::solve::PhaseStats,
+);
+
+/// `dbstatus slice S`: the pair's stage, then per phase and round the share of the slice its
+/// done records cover, their jobs, job seconds and statistics.
+pub fn write_slice(
+    site: &Site,
+    slice: Slice,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let pair = SlicePair::of(slice);
+    let stage = pairs::read_stage(site, &pair)?;
+    let recs = done::records(site, &slice)?;
+    let count = slice.count();
+    let mut rows: Vec<PhaseRow> = Vec::new();
+    for r in &recs {
+        match rows.last_mut() {
+            Some(row) if row.0 == r.phase && row.1 == r.round => {
+                row.2.push((r.first, r.last));
+                row.3 += 1;
+                row.4 += r.seconds;
+                row.5.add(&r.stats);
+            }
+            _ => rows.push((
+                r.phase,
+                r.round,
+                vec![(r.first, r.last)],
+                1,
+                r.seconds,
+                r.stats,
+            )),
+        }
+    }
+    let text = if json {
+        let items: Vec<String> = rows
+            .iter_mut()
+            .map(|(p, r, ranges, jobs, secs, s)| {
+                format!(
+                    "{{\"phase\":\"{p}\",\"round\":{r},\"covered\":{},\"jobs\":{jobs},\"seconds\":{secs:.3},\"looked\":{},\"win\":{},\"loss\":{},\"draw\":{}}}",
+                    done::covered(ranges, count), s.looked, s.win, s.loss, s.draw
+                )
+            })
+            .collect();
+        format!(
+            "{{\"slice\":\"{slice}\",\"pair\":\"{pair}\",\"positions\":{count},\"stage\":\"{}\",\"solved\":{},\"phases\":[{}]}}\n",
+            stage.record_text(),
+            site.is_solved(&slice),
+            items.join(",")
+        )
+    } else {
+        let mut t = format!(
+            "# slice {slice} (pair {pair}): {count} positions, stage {}{}\n",
+            stage.record_text(),
+            if site.is_solved(&slice) {
+                ", in solved/"
+            } else {
+                ""
+            }
+        );
+        t += "phase\tround\tdone\tjobs\tseconds\tlooked\twin\tloss\tdraw\n";
+        for (p, r, ranges, jobs, secs, s) in rows.iter_mut() {
+            let pct = 100.0 * done::covered(ranges, count) as f64 / count.max(1) as f64;
+            t += &format!(
+                "{p}\t{r}\t{pct:.1}%\t{jobs}\t{secs:.1}\t{}\t{}\t{}\t{}\n",
+                s.looked, s.win, s.loss, s.draw
+            );
+        }
+        t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// `dbstatus summary`: slices solved, built and verified of 2..`pieces`; jobs queued and
+/// running; the rate of the last ten minutes (positions of finished jobs per second) and the
+/// time the queued work needs at that rate.
+pub fn write_summary(
+    site: &Site,
+    pieces: u32,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let plan = crate::slice::plan(pieces);
+    let (mut slices, mut solved, mut built, mut verified, mut positions, mut solved_pos) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let db = site.db_dir();
+    let now = now_secs();
+    let mut recent = 0u64;
+    for pair in plan.pairs() {
+        for s in pair.slices() {
+            slices += 1;
+            positions += s.count();
+            if site.is_solved(&s) {
+                solved += 1;
+                solved_pos += s.count();
+            }
+            built += crate::db::probe::slice_path(&db, &s).exists() as u64;
+            verified += crate::solve::stage::verified_marker(site, &s).exists() as u64;
+            let dir = done::slice_dir(site, &s);
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let fresh = e
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() < 600);
+                // Record names end in `-FIRST-LAST`.
+                let name = e.file_name().to_string_lossy().into_owned();
+                let mut parts = name.rsplit('-').map(|p| p.parse::<u64>());
+                if fresh && let (Some(Ok(last)), Some(Ok(first))) = (parts.next(), parts.next()) {
+                    recent += last.saturating_sub(first);
+                }
+            }
+        }
+    }
+    let (mut queued, mut queued_pos) = (0u64, 0u64);
+    for (_, name) in QUEUES {
+        for (_, parsed) in Queue::named(site.root(), name)?.read_checked()? {
+            if let Some(QueueLine::Job(q)) = parsed {
+                queued += 1;
+                queued_pos += q.job().map(|j| j.last - j.first).unwrap_or(0);
+            }
+        }
+    }
+    let running = record::read_all(site)?;
+    let failed = running.iter().filter(|r| r.1.failed.is_some()).count();
+    let rate = recent as f64 / 600.0;
+    let eta = (rate > 0.0).then(|| queued_pos as f64 / rate);
+    let text = if json {
+        format!(
+            "{{\"pieces\":{pieces},\"slices\":{slices},\"positions\":{positions},\"solved\":{solved},\"solved_positions\":{solved_pos},\"built\":{built},\"verified\":{verified},\"queued_jobs\":{queued},\"queued_positions\":{queued_pos},\"running\":{},\"failed\":{failed},\"positions_per_second\":{rate:.0},\"eta_seconds\":{},\"at\":{now}}}\n",
+            running.len() - failed,
+            eta.map_or("null".into(), |e| format!("{e:.0}"))
+        )
+    } else {
+        format!(
+            "2..{pieces} pieces: {slices} slices, {positions} positions\n\
+             solved {solved} slices ({:.1}% of positions), built {built}, verified {verified}\n\
+             queued {queued} jobs ({queued_pos} positions), running {}, failed {failed}\n\
+             last 10 minutes: {:.2} M positions/s of finished jobs; queued work {}\n",
+            100.0 * solved_pos as f64 / positions.max(1) as f64,
+            running.len() - failed,
+            rate / 1e6,
+            match eta {
+                _ if queued == 0 => "is none".to_string(),
+                Some(e) => format!(
+                    "needs about {:.0} min at that rate (later rounds not counted)",
+                    e / 60.0
+                ),
+                None => "has no estimate (nothing finished lately)".into(),
+            }
+        )
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}

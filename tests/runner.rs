@@ -1,0 +1,401 @@
+//! The runner daemons building through the queues: 4 runners give the same bytes as the
+//! in-process build; SIGTERM requeues the rest of a job at the top; a SIGKILLed runner's
+//! stale record is found and its job resumed from its checkpoint, still byte-identical;
+//! `stop`, failures, jobs that can never run and bad configuration are clear.
+
+use nowdb::queue::QueueLine;
+use nowdb::queue::file::Queue;
+use nowdb::runner::record;
+use nowdb::solve::Site;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nowdb-runner-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn addq(site: &Path, args: &[&str]) -> Output {
+    let out = Command::new(ADDQ)
+        .arg("--site")
+        .arg(site)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "addq {args:?}: {}", text(&out.stderr));
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn daemon(site: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(JOBRUNNER);
+    c.arg("--site")
+        .arg(site)
+        .arg("daemon")
+        .args(["--poll-secs", "0.5"])
+        .args(args);
+    c
+}
+
+/// A daemon in the background; its stderr (the log lines, also in `logs/`) goes to a file,
+/// never to a pipe nobody reads while it runs.
+fn spawn_daemon(site: &Path, args: &[&str]) -> Child {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let err = std::fs::File::create(site.join(format!("daemon-{n}.stderr"))).unwrap();
+    daemon(site, args)
+        .stdout(Stdio::piped())
+        .stderr(err)
+        .spawn()
+        .unwrap()
+}
+
+fn wait_ok(child: Child, what: &str) -> String {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{what}: {}", text(&out.stdout));
+    text(&out.stdout)
+}
+
+fn tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// The files of a directory, by name.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn assert_same_build(a: &Path, b: &Path) {
+    for d in ["solved", "db"] {
+        let (fa, fb) = (files(&a.join(d)), files(&b.join(d)));
+        assert_eq!(
+            fa.keys().collect::<Vec<_>>(),
+            fb.keys().collect::<Vec<_>>(),
+            "{d}/ file names"
+        );
+        for (name, bytes) in &fa {
+            assert!(&fb[name] == bytes, "{d}/{name} differs");
+        }
+    }
+}
+
+/// 2..5 pieces built in one process (`jobrunner build-local`), once for all tests.
+fn reference5() -> &'static Path {
+    static REF: OnceLock<PathBuf> = OnceLock::new();
+    REF.get_or_init(|| {
+        let d = fresh_dir("reference5");
+        let out = Command::new(JOBRUNNER)
+            .arg("--site")
+            .arg(&d)
+            .args(["build-local", "--pieces", "5", "--runners", "2"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        d
+    })
+}
+
+#[test]
+fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
+    let site = fresh_dir("four");
+    // Small mini-slices, so that the larger slices are split across runners.
+    addq(&site, &["--positions", "262144", "p", "plan", "2..5"]);
+    let runners: Vec<Child> = (0..4)
+        .map(|_| {
+            spawn_daemon(
+                &site,
+                &[
+                    "--host",
+                    "t",
+                    "--queues",
+                    "pm",
+                    "--runners",
+                    "1",
+                    "--until-empty",
+                ],
+            )
+        })
+        .collect();
+    let jobs: u64 = runners
+        .into_iter()
+        .map(|r| {
+            let out = wait_ok(r, "a runner");
+            out.split(' ').nth(1).unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert!(jobs > 15_000, "{jobs} jobs");
+    assert_same_build(reference5(), &site);
+    // Every runner did some of the work, and nothing is left behind.
+    let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
+    let pids: std::collections::BTreeSet<&str> = log
+        .lines()
+        .filter(|l| l.contains(" done \""))
+        .map(|l| l.split(' ').nth(3).unwrap().split('.').next().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 4, "runner processes that did jobs");
+    assert!(record::read_all(&Site::new(&site)).unwrap().is_empty());
+    for q in ["prime", "small"] {
+        let t = std::fs::read_to_string(site.join("queues").join(q)).unwrap();
+        assert!(t.trim().is_empty(), "{q}: {t}");
+    }
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+/// Waits for a running record of this host's job on a range of at least 16 pages that has
+/// written a checkpoint; returns the record's path, record and checkpoint path.
+fn wait_for_checkpointed_job(site: &Path) -> (PathBuf, record::RunningRecord, PathBuf) {
+    let s = Site::new(site);
+    let deadline = Instant::now() + Duration::from_secs(900);
+    loop {
+        assert!(Instant::now() < deadline, "no long job started");
+        for (path, rec) in record::read_all(&s).unwrap_or_default() {
+            let Ok((_, job)) = rec.job() else { continue };
+            if rec.child == 0 || job.last - job.first < 16 * 32768 {
+                continue;
+            }
+            let ckpt = s.checkpoint_file(&job);
+            if ckpt.exists() {
+                return (path, rec, ckpt);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn first_job_line(site: &Path, queue: &str) -> String {
+    let q = Queue::named(site, queue).unwrap();
+    q.read_checked()
+        .unwrap()
+        .into_iter()
+        .find_map(|(e, p)| matches!(p, Some(QueueLine::Job(_))).then_some(e.text))
+        .unwrap()
+}
+
+/// SIGTERM: the job checkpoints and goes back to the top of its queue as an explicit range.
+/// Then SIGKILL of a runner and its job: the next runner on the host finds the stale record,
+/// requeues the job, which resumes from its checkpoint; the build ends byte-identical.
+#[test]
+fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
+    let site = fresh_dir("kill");
+    addq(&site, &["p", "plan", "2..5"]);
+    let args = [
+        "--host",
+        "t",
+        "--queues",
+        "pm",
+        "--runners",
+        "1",
+        "--checkpoint-secs",
+        "0",
+    ];
+
+    let a = spawn_daemon(&site, &args);
+    let (path, rec, _) = wait_for_checkpointed_job(&site);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(a.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = wait_ok(a, "the stopped runner");
+    assert!(out.contains("stopped at a checkpoint"), "{out}");
+    assert!(!path.exists(), "the running record is gone");
+    // The stopped job (this one, unless it had just finished) is at the top of its queue,
+    // as an explicit range with its checkpoint beside it.
+    let queue = if rec.queue == "prime" { "p" } else { "m" };
+    let top = first_job_line(&site, queue);
+    let Ok(Some(QueueLine::Job(q))) = nowdb::queue::line::parse_line(&top) else {
+        panic!("{top}")
+    };
+    assert!(
+        matches!(q.range, nowdb::queue::line::Range::Explicit { .. }),
+        "{top}"
+    );
+    assert!(Site::new(&site).checkpoint_file(&q.job().unwrap()).exists());
+    let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
+    assert!(log.contains("stopped at a checkpoint"), "{}", tail(&log));
+
+    // SIGKILL the next runner and its job process mid-job.
+    let b = spawn_daemon(&site, &args);
+    let (killed_path, killed, ckpt) = wait_for_checkpointed_job(&site);
+    for pid in [killed.child, b.id()] {
+        // The job may just have ended; the runner is there until killed.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let status = b.wait_with_output().unwrap().status;
+    assert!(!status.success());
+    std::thread::sleep(Duration::from_millis(100));
+    let left = record::read_all(&Site::new(&site)).unwrap();
+    assert_eq!(left.len(), 1, "one stale record");
+    let (path, rec) = left.into_iter().next().unwrap();
+    if rec == killed {
+        // Unless the job had just ended: the killed job left its checkpoint to resume from.
+        assert_eq!(path, killed_path);
+        assert!(ckpt.exists(), "checkpoint {}", ckpt.display());
+    }
+
+    let c = spawn_daemon(
+        &site,
+        &[
+            "--host",
+            "t",
+            "--queues",
+            "pm",
+            "--runners",
+            "2",
+            "--until-empty",
+        ],
+    );
+    wait_ok(c, "the runner that finishes the build");
+    let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
+    let reaped = format!("stale running record {}", path.display());
+    assert!(log.contains(&reaped), "{}", tail(&log));
+    let outbox: Vec<String> = std::fs::read_dir(site.join("mail/outbox"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        outbox
+            .iter()
+            .any(|m| m.contains("requeued") && m.contains(&rec.line)),
+        "{outbox:?}"
+    );
+    assert_same_build(reference5(), &site);
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+fn run_daemon(site: &Path, args: &[&str]) -> Output {
+    daemon(site, args).output().unwrap()
+}
+
+#[test]
+fn stop_lines_failures_and_stuck_queues_are_reported() {
+    // A stop line ends the runner that takes it.
+    let site = fresh_dir("stop");
+    addq(&site, &["p", "stop"]);
+    let out = run_daemon(&site, &["--host", "t", "--queues", "p", "--runners", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("took \"stop\""));
+
+    // A job whose inputs never come: --until-empty fails and says so.
+    addq(&site, &["p", "ver", "1100"]);
+    let out = run_daemon(
+        &site,
+        &[
+            "--host",
+            "t",
+            "--queues",
+            "p",
+            "--runners",
+            "1",
+            "--until-empty",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("1 job(s) left in the queues, none runnable"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(first_job_line(&site, "p"), "ver 1100.-- -max 01 -s 1 -n 00");
+
+    // A failing job: its record stays, marked failed, and the operator gets an alert.
+    let site = fresh_dir("fail");
+    for s in ["1100.--", "0011.00"] {
+        std::fs::create_dir_all(site.join("solved")).unwrap();
+        std::fs::write(site.join(format!("solved/{s}.nwk")), b"not a work file").unwrap();
+    }
+    addq(&site, &["p", "build", "1100"]);
+    let out = run_daemon(
+        &site,
+        &[
+            "--host",
+            "t",
+            "--queues",
+            "p",
+            "--runners",
+            "1",
+            "--until-empty",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("FAILED \"build 1100.--"), "{err}");
+    assert!(err.contains("1 job(s) failed"), "{err}");
+    let recs = record::read_all(&Site::new(&site)).unwrap();
+    assert_eq!(recs.len(), 1);
+    assert!(recs[0].1.failed.is_some());
+    let alerts = std::fs::read_dir(site.join("mail/outbox")).unwrap().count();
+    assert_eq!(alerts, 1);
+}
+
+#[test]
+fn bad_configuration_is_a_clear_error() {
+    let site = fresh_dir("config");
+    // No hosts.toml and no --queues/--runners.
+    let out = run_daemon(&site, &["--host", "nohost"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("host \"nohost\" has no [[host]] table"));
+    // A hosts.toml with a bad field names the host and the field.
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[[host]]\nname = \"a\"\nssh = \"a\"\nqueue = \"q\"\nplatform = \"x\"\nmemory_mb = 64\n",
+    )
+    .unwrap();
+    let out = run_daemon(&site, &["--host", "a"]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("hosts.toml") && err.contains("host \"a\": queue"),
+        "{err}"
+    );
+    std::fs::write(site.join("hosts.toml"), "[[host]]\nname = 3\n").unwrap();
+    let out = run_daemon(&site, &["--host", "a"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("hosts.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+    // An unknown queue letter.
+    std::fs::remove_file(site.join("hosts.toml")).unwrap();
+    let out = run_daemon(&site, &["--host", "a", "--queues", "x", "--runners", "1"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("no queue \"x\""));
+    // A good entry is used: its queue and runner count.
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[[host]]\nname = \"a\"\nssh = \"a\"\nqueue = \"s\"\nplatform = \"x\"\nmemory_mb = 64\nrunners = 3\n",
+    )
+    .unwrap();
+    addq(&site, &["s", "stop"]);
+    addq(&site, &["s", "stop"]);
+    addq(&site, &["s", "stop"]);
+    let out = run_daemon(&site, &["--host", "a"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("3 runner(s) on queues slow"));
+}
