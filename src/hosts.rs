@@ -44,9 +44,9 @@ fn one() -> usize {
 pub struct Hosts {
     #[serde(default, rename = "host")]
     pub hosts: Vec<Host>,
-    /// Where alerts go; read by the mailer.
+    /// Where alerts go (`crate::mail`).
     #[serde(default)]
-    pub mail: Option<toml::Table>,
+    pub mail: Option<crate::mail::MailConfig>,
 }
 
 impl Host {
@@ -106,6 +106,9 @@ impl Hosts {
                 return Err(bad("ssh", "empty address".into()));
             }
         }
+        if let Some(m) = &hosts.mail {
+            m.validate()?;
+        }
         Ok(hosts)
     }
 
@@ -159,6 +162,20 @@ runners = 2
             ),
             (format!("{GOOD}{GOOD}"), "listed twice"),
             (GOOD.replace("ssh = \"a\"\n", ""), "ssh"),
+            (
+                format!("{GOOD}[mail]\ntransport = \"smtp\"\nfrom = \"x@y\"\nto = [\"z@w\"]\n"),
+                "[mail] server",
+            ),
+            (
+                format!(
+                    "{GOOD}[mail]\ntransport = \"file\"\nfrom = \"nobody\"\nto = [\"z@w\"]\ndir = \"m\"\n"
+                ),
+                "[mail] from",
+            ),
+            (
+                format!("{GOOD}[mail]\ntransport = \"pigeon\"\nfrom = \"x@y\"\nto = [\"z@w\"]\n"),
+                "pigeon",
+            ),
         ] {
             let e = Hosts::parse(&text).unwrap_err();
             assert!(e.contains(needle), "{e}");

@@ -10,7 +10,7 @@
 //! - [`db`]: the compressed database: `build`, `ver` and the probe;
 //! - [`queue`]: queue files, lock files, done records and each pair's stage in files;
 //! - [`runner`]: the runner daemon and its running records; [`hosts`]: `hosts.toml`;
-//!   [`mail`]: alerts for the operators.
+//!   [`mail`]: alerts for the operators (spooled, then sent with lettre).
 
 pub mod board;
 pub mod cli;

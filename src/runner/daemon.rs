@@ -50,6 +50,8 @@ pub struct DaemonOptions {
     pub exe: PathBuf,
     /// Also print log lines on stderr.
     pub echo: bool,
+    /// Where alerts are sent (hosts.toml `[mail]`); without it they stay in the outbox.
+    pub mail: Option<crate::mail::MailConfig>,
 }
 
 /// What a daemon did.
@@ -95,8 +97,9 @@ impl Wake {
 
 /// The daemon's log: `logs/<host>.log`, one line per event, each with time, host, pid and
 /// runner number.
+#[derive(Clone)]
 struct Log {
-    file: Mutex<std::fs::File>,
+    file: Arc<Mutex<std::fs::File>>,
     host: String,
     echo: bool,
 }
@@ -114,6 +117,26 @@ impl Log {
         if self.echo {
             eprint!("{text}");
         }
+    }
+}
+
+/// One delivery of the outbox, logged.
+fn send_outbox(site: &Path, cfg: &crate::mail::MailConfig, log: &Log, runner: usize) {
+    use crate::mail::Delivery;
+    match crate::mail::deliver(site, cfg, now_secs()) {
+        Ok(Delivery::Sent(n)) => log.line(
+            runner,
+            &format!("mailed {n} alert(s) to {}", cfg.to.join(", ")),
+        ),
+        Ok(Delivery::Held(n)) => log.line(
+            runner,
+            &format!(
+                "mail limit of {} per hour reached: {n} alert(s) wait in the outbox",
+                cfg.max_per_hour
+            ),
+        ),
+        Ok(Delivery::Empty | Delivery::Busy) => {}
+        Err(e) => log.line(runner, &format!("mail: {e}")),
     }
 }
 
@@ -146,6 +169,8 @@ struct Daemon<'a> {
     wake: Arc<Wake>,
     /// The job processes running now, which a stop request passes SIGTERM on to.
     children: Mutex<std::collections::HashSet<u32>>,
+    /// Background deliveries of the outbox, joined before the daemon exits.
+    mailers: Mutex<Vec<std::thread::JoinHandle<()>>>,
     jobs: AtomicU64,
     failed: AtomicU64,
     requeued: AtomicU64,
@@ -172,10 +197,20 @@ impl Daemon<'_> {
         self.log.line(runner, msg);
     }
 
+    /// Spools an alert and sends the outbox in the background: a runner never waits for the
+    /// mail server, and what it cannot send now goes with the next delivery.
     fn alert(&self, runner: usize, subject: &str, body: &str) {
         if let Err(e) = crate::mail::alert(self.site.root(), &self.opts.host, subject, body) {
-            self.say(runner, &format!("could not queue the alert: {e}"));
+            self.say(runner, &format!("could not spool the alert: {e}"));
+            return;
         }
+        let Some(cfg) = self.opts.mail.clone() else {
+            return;
+        };
+        let site = self.site.root().to_path_buf();
+        let log = self.log.clone();
+        let sender = std::thread::spawn(move || send_outbox(&site, &cfg, &log, runner));
+        self.mailers.lock().expect("mailers").push(sender);
     }
 
     fn record_path(&self, runner: usize) -> PathBuf {
@@ -520,12 +555,13 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
             boot_id: real.boot_id,
         },
         log: Log {
-            file: Mutex::new(file),
+            file: Arc::new(Mutex::new(file)),
             host: opts.host.clone(),
             echo: opts.echo,
         },
         wake: wake.clone(),
         children: Mutex::default(),
+        mailers: Mutex::default(),
         jobs: AtomicU64::new(0),
         failed: AtomicU64::new(0),
         requeued: AtomicU64::new(0),
@@ -588,6 +624,13 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         results
     });
     drop(watcher);
+    // Alerts still being sent go out before the daemon ends, and one last try for the rest.
+    for m in d.mailers.lock().expect("mailers").drain(..) {
+        let _ = m.join();
+    }
+    if let Some(cfg) = &opts.mail {
+        send_outbox(site.root(), cfg, &d.log, 0);
+    }
     let summary = DaemonSummary {
         jobs: d.jobs.load(Ordering::Relaxed),
         failed: d.failed.load(Ordering::Relaxed),

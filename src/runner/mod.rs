@@ -217,11 +217,11 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         .hosts_file
         .clone()
         .unwrap_or_else(|| site.root().join("hosts.toml"));
-    let entry = if file.exists() {
+    let (entry, mail) = if file.exists() {
         let hosts = crate::hosts::Hosts::load(&file)?;
-        hosts.host(&host).cloned()
+        (hosts.host(&host).cloned(), hosts.mail)
     } else {
-        None
+        (None, None)
     };
     if entry.is_none() && (a.queues.is_none() || a.runners.is_none()) {
         return Err(format!(
@@ -263,6 +263,7 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         dry_run: a.dry_run,
         exe: std::env::current_exe().map_err(|e| format!("finding jobrunner itself: {e}"))?,
         echo: true,
+        mail,
     })
 }
 

@@ -156,13 +156,17 @@ pub fn read_all(site: &Site) -> Result<Vec<(PathBuf, RunningRecord)>, String> {
     for e in entries {
         let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = e.path();
-        if path.extension().is_some_and(|x| x == "tmp") {
+        // Temp files of a record being written, and FUSE's `.fuse_hidden*` copies of files
+        // replaced while open (sshfs without hard_remove), are not records.
+        let hidden = e.file_name().to_string_lossy().starts_with('.');
+        if hidden || path.extension().is_some_and(|x| x == "tmp") {
             continue;
         }
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            // Removed since the listing: the job finished.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // Removed since the listing (the job finished); a network filesystem may report
+            // that as another error on a file that is gone.
+            Err(_) if !path.exists() => continue,
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         let rec = RunningRecord::parse(&text)

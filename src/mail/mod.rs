@@ -1,0 +1,158 @@
+//! Alerts for the operators (1994 paper section 5.2: failures and recoveries are mailed).
+//!
+//! Every alert is first spooled to the site's outbox (`mail/outbox/<time>-<host>-<pid>-<n>.txt`:
+//! a subject line, a blank line, the body), so nothing is lost while the mail server is away
+//! and no runner ever waits for it. [`deliver`] then sends what the outbox holds through the
+//! transport of `hosts.toml`'s `[mail]` table (SMTP with STARTTLS or TLS and login, a
+//! sendmail program, or files), one delivery at a time under a lock file:
+//!
+//! - one alert goes out as it is; several are sent as one digest;
+//! - at most `max_per_hour` mails leave per hour; the rest waits in the outbox and goes into
+//!   the next digest, so a flapping host cannot flood an inbox;
+//! - a failure to send is returned for the caller to log; the outbox is kept and the next
+//!   delivery retries it.
+
+pub mod config;
+pub use config::{MailConfig, Security, Transport};
+
+use crate::queue::{LockFile, Machine};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+pub fn outbox_dir(site: &Path) -> PathBuf {
+    site.join("mail/outbox")
+}
+
+/// Spools an alert. A failure to write it is returned for the caller to log; it is never a
+/// reason to stop work.
+pub fn alert(site: &Path, host: &str, subject: &str, body: &str) -> Result<(), String> {
+    let dir = outbox_dir(site);
+    let name = format!(
+        "{:012}-{host}-{}-{}.txt",
+        crate::runner::record::now_secs(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let path = dir.join(&name);
+    let tmp = dir.join(format!(".{name}"));
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&dir)?;
+        let mut f = std::fs::File::create(&tmp)?;
+        write!(f, "[nowdb {host}] {subject}\n\n{body}\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| format!("spooling the alert {subject:?} in {}: {e}", dir.display()))
+}
+
+/// What one delivery did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Nothing in the outbox.
+    Empty,
+    /// Another process is delivering.
+    Busy,
+    /// This many alerts went out in one mail.
+    Sent(usize),
+    /// The hourly limit is reached; this many alerts wait.
+    Held(usize),
+}
+
+/// The spooled alerts, oldest first.
+fn spooled(site: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = outbox_dir(site);
+    let mut files = Vec::new();
+    match std::fs::read_dir(&dir) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !name.starts_with('.') && name.ends_with(".txt") {
+                    files.push(e.path());
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Times (seconds since the epoch) of the mails sent in the last hour, from `mail/sent`.
+fn sent_last_hour(site: &Path, now: u64) -> Vec<u64> {
+    std::fs::read_to_string(site.join("mail/sent"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .filter(|&t: &u64| t + 3600 > now)
+        .collect()
+}
+
+/// Sends what the outbox holds (module documentation). `now` is injectable for tests.
+pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, String> {
+    let files = spooled(site)?;
+    if files.is_empty() {
+        return Ok(Delivery::Empty);
+    }
+    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    let lock_path = site.join("mail/deliver.lock");
+    let Some(lock) = LockFile::try_acquire(&lock_path, &here).map_err(|e| e.to_string())? else {
+        return Ok(Delivery::Busy);
+    };
+    // Read again under the lock: another deliverer may have sent some.
+    let files = spooled(site)?;
+    let recent = sent_last_hour(site, now);
+    if files.is_empty() {
+        return lock
+            .release()
+            .map(|_| Delivery::Empty)
+            .map_err(|e| e.to_string());
+    }
+    if recent.len() >= cfg.max_per_hour as usize {
+        let _ = lock.release();
+        return Ok(Delivery::Held(files.len()));
+    }
+    let mut alerts = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let (subject, body) = text.split_once("\n\n").unwrap_or((text.as_str(), ""));
+        alerts.push((subject.trim().to_string(), body.trim_end().to_string()));
+    }
+    let (subject, body) = if let [(s, b)] = alerts.as_slice() {
+        (s.clone(), b.clone())
+    } else {
+        let subject = format!("{} alerts, first: {}", alerts.len(), alerts[0].0);
+        let body = alerts
+            .iter()
+            .map(|(s, b)| format!("== {s}\n{b}\n"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        (subject, body)
+    };
+    let sent = config::send(cfg, site, &subject, &body);
+    if let Err(e) = sent {
+        let _ = lock.release();
+        return Err(format!(
+            "sending {} alert(s) to {}: {e}; they stay in {} for the next try",
+            alerts.len(),
+            cfg.to.join(", "),
+            outbox_dir(site).display()
+        ));
+    }
+    for f in &files {
+        let _ = std::fs::remove_file(f);
+    }
+    let log = site.join("mail/sent");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let _ = writeln!(f, "{now} {} {subject}", alerts.len());
+    lock.release().map_err(|e| e.to_string())?;
+    Ok(Delivery::Sent(alerts.len()))
+}

@@ -1,0 +1,226 @@
+//! Alerts reach a real SMTP server (python3 aiosmtpd on loopback): one alert as it is,
+//! several as one digest, held by the hourly limit, kept and retried while the server is
+//! down, and a runner's failure mailed end to end.
+
+use nowdb::mail::{self, Delivery, MailConfig, Security, Transport};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nowdb-mail-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A real SMTP server storing what it receives in a maildir.
+struct SmtpServer {
+    child: Child,
+    maildir: PathBuf,
+}
+
+impl SmtpServer {
+    fn start(maildir: &Path, port: u16) -> SmtpServer {
+        let child = Command::new("python3")
+            .args(["-m", "aiosmtpd", "-n", "-l"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-c", "aiosmtpd.handlers.Mailbox"])
+            .arg(maildir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 with aiosmtpd (pip install aiosmtpd)");
+        // Ready when it greets with "220".
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let greets = || -> bool {
+            use std::io::Read;
+            let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                return false;
+            };
+            let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut b = [0u8; 3];
+            c.read_exact(&mut b).is_ok() && &b == b"220"
+        };
+        while !greets() {
+            assert!(Instant::now() < deadline, "aiosmtpd did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        SmtpServer {
+            child,
+            maildir: maildir.to_path_buf(),
+        }
+    }
+
+    /// The messages received so far.
+    fn messages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for sub in ["new", "cur"] {
+            if let Ok(entries) = std::fs::read_dir(self.maildir.join(sub)) {
+                for e in entries {
+                    out.push(std::fs::read_to_string(e.unwrap().path()).unwrap());
+                }
+            }
+        }
+        out
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for SmtpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// A free port below the ephemeral range (where an outgoing connection could take it, or a
+/// probe connect to it could connect to itself), never the same twice in this process.
+fn free_port() -> u16 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    loop {
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = 20_000 + ((std::process::id() * 16 + k) % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn config(port: u16, max_per_hour: u32) -> MailConfig {
+    MailConfig {
+        transport: Transport::Smtp,
+        from: "nowdb <nowdb@localhost>".into(),
+        to: vec!["operator@localhost".into()],
+        server: Some("127.0.0.1".into()),
+        port: Some(port),
+        security: Security::None,
+        user: None,
+        password_file: None,
+        sendmail: None,
+        dir: None,
+        max_per_hour,
+    }
+}
+
+#[test]
+fn alerts_are_sent_digested_limited_and_retried_while_the_server_is_down() {
+    let site = fresh_dir("deliver");
+    let port = free_port();
+    let server = SmtpServer::start(&site.join("maildir"), port);
+    let cfg = config(port, 3);
+    let now = 1_800_000_000;
+
+    mail::alert(&site, "h1", "job failed: cap 2200.--", "the details").unwrap();
+    assert_eq!(mail::deliver(&site, &cfg, now).unwrap(), Delivery::Sent(1));
+    let got = server.messages();
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].contains("Subject: [nowdb h1] job failed: cap 2200.--"),
+        "{}",
+        got[0]
+    );
+    assert!(got[0].contains("the details"));
+    assert_eq!(mail::deliver(&site, &cfg, now).unwrap(), Delivery::Empty);
+
+    // The server goes away: alerts stay in the outbox, the error says so, nothing is lost.
+    server.stop();
+    mail::alert(&site, "h2", "host h2 crashed", "a").unwrap();
+    mail::alert(&site, "h2", "host h2 is back", "b").unwrap();
+    let e = mail::deliver(&site, &cfg, now + 60).unwrap_err();
+    assert!(e.contains("2 alert(s)") && e.contains("next try"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(mail::outbox_dir(&site)).unwrap().count(),
+        2
+    );
+
+    // It comes back: both go out as one digest.
+    let server = SmtpServer::start(&site.join("maildir"), port);
+    assert_eq!(
+        mail::deliver(&site, &cfg, now + 120).unwrap(),
+        Delivery::Sent(2)
+    );
+    let got = server.messages();
+    let digest = got.iter().find(|m| m.contains("2 alerts")).expect("digest");
+    assert!(digest.contains("host h2 crashed") && digest.contains("host h2 is back"));
+
+    // The hourly limit (3): a third mail goes, a fourth waits, and leaves an hour later.
+    mail::alert(&site, "h3", "flap 1", "").unwrap();
+    assert_eq!(
+        mail::deliver(&site, &cfg, now + 180).unwrap(),
+        Delivery::Sent(1)
+    );
+    mail::alert(&site, "h3", "flap 2", "").unwrap();
+    mail::alert(&site, "h3", "flap 3", "").unwrap();
+    assert_eq!(
+        mail::deliver(&site, &cfg, now + 240).unwrap(),
+        Delivery::Held(2)
+    );
+    assert_eq!(server.messages().len(), 3);
+    assert_eq!(
+        mail::deliver(&site, &cfg, now + 3700).unwrap(),
+        Delivery::Sent(2)
+    );
+    assert_eq!(server.messages().len(), 4);
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+#[test]
+fn a_failed_job_is_mailed_by_its_runner() {
+    let site = fresh_dir("runner");
+    let port = free_port();
+    let server = SmtpServer::start(&site.join("maildir"), port);
+    std::fs::write(
+        site.join("hosts.toml"),
+        format!(
+            "[[host]]\nname = \"w1\"\nssh = \"w1\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\n\
+             [mail]\ntransport = \"smtp\"\nsecurity = \"none\"\nserver = \"127.0.0.1\"\nport = {port}\n\
+             from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(site.join("solved")).unwrap();
+    for s in ["1100.--", "0011.00"] {
+        std::fs::write(site.join(format!("solved/{s}.nwk")), b"not a work file").unwrap();
+    }
+    let out = Command::new(ADDQ)
+        .arg("--site")
+        .arg(&site)
+        .args(["p", "build", "1100"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = Command::new(JOBRUNNER)
+        .arg("--site")
+        .arg(&site)
+        .args([
+            "daemon",
+            "--host",
+            "w1",
+            "--until-empty",
+            "--poll-secs",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // The delivery runs beside the runner: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let got = loop {
+        let got = server.messages();
+        if !got.is_empty() || Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(got.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(got[0].contains("job failed: build 1100.--"), "{}", got[0]);
+    let _ = std::fs::remove_dir_all(&site);
+}
