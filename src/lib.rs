@@ -19,6 +19,7 @@ pub mod hosts;
 pub mod index;
 pub mod inspect;
 pub mod mail;
+pub mod monitor;
 pub mod notation;
 pub mod queue;
 pub mod runner;

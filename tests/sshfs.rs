@@ -71,7 +71,7 @@ impl TwoMounts {
         // (how operators should mount a site; see README).
         let opts = format!(
             "IdentityFile={r}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
-             dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io,hard_remove"
+             dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io"
         );
         for m in &mounts {
             let mut tries = 0;

@@ -231,7 +231,7 @@ impl Daemon<'_> {
 
     /// Requeues the jobs of this host's stale running records.
     fn reap_stale(&self, runner: usize) -> Result<(), String> {
-        for (path, rec) in record::read_all(self.site)? {
+        for (path, rec) in record::read_host(self.site, &self.opts.host)? {
             if !rec.is_stale(&self.here) {
                 continue;
             }
@@ -594,9 +594,22 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     let runners_done = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<Result<End, String>> = std::thread::scope(|scope| {
         // SIGTERM to the daemon becomes SIGTERM to every job process: each checkpoints.
+        // It also writes the host's heartbeat for wsmonitor every 10 seconds.
         scope.spawn(|| {
             let mut signalled = std::collections::HashSet::new();
+            let mut last_beat: Option<Instant> = None;
             while !runners_done.load(Ordering::Relaxed) {
+                if last_beat.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+                    last_beat = Some(Instant::now());
+                    if let Err(e) = crate::monitor::write_heartbeat(
+                        site,
+                        &opts.host,
+                        &d.here.boot_id,
+                        now_secs(),
+                    ) {
+                        d.say(0, &format!("heartbeat: {e}"));
+                    }
+                }
                 if STOP.load(Ordering::Relaxed) {
                     for &pid in d.children.lock().expect("children").iter() {
                         if signalled.insert(pid) {

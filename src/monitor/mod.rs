@@ -1,0 +1,379 @@
+//! `wsmonitor` (1994 paper section 5.2, "a day in the life of a network supercomputer"):
+//! watches every host of `hosts.toml` and keeps the build going without an operator.
+//!
+//! Each round (every minute; `--once` for cron and tests) checks every host with a TCP
+//! connect to its ssh port. Not ICMP ping: that needs raw sockets (root or CAP_NET_RAW) and
+//! proves only that a kernel answers, while a connect to sshd works unprivileged, passes
+//! firewalls that drop ICMP, and is what restarting the runners needs. Runners also write a
+//! heartbeat (`heartbeats/<host>`: boot id and time), which tells the monitor the host's
+//! boot id without logging in.
+//!
+//! - A host that stops answering is retried every round for `--grace` (10 minutes). If it
+//!   answers again with a new boot id it *rebooted*; with the same one it was a network
+//!   glitch. If the grace passes it has *crashed*: it is listed in `crashed`.
+//! - A crashed or rebooted host's running jobs go back to the top of their queues in the
+//!   explicit-range form (their checkpoints make them resume), and its runners are started
+//!   again (`dbstart`) once it answers.
+//! - Every action is logged to `logs/wsmonitor.log` and mailed; the outbox is delivered each
+//!   round.
+//!
+//! The per-host state lives in `monitor/<host>` so that rounds may be separate processes.
+
+pub mod command;
+pub mod start;
+
+use crate::hosts::{Host, Hosts};
+use crate::queue::Machine;
+use crate::runner::daemon::utc_timestamp;
+use crate::runner::record;
+use crate::solve::Site;
+use std::io::Write;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How a monitor runs.
+#[derive(Clone, Debug)]
+pub struct MonitorOptions {
+    /// How long a host may not answer before it counts as crashed.
+    pub grace: Duration,
+    /// Connect timeout per check.
+    pub timeout: Duration,
+    /// How runners are started on a host (`dbstart`).
+    pub start: start::StartOptions,
+}
+
+/// What the monitor remembers about a host between rounds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostState {
+    /// `up`, `down` (not answering, within the grace) or `crashed`.
+    pub status: String,
+    /// When the status began.
+    pub since: u64,
+    /// The boot id last seen (from the heartbeat).
+    pub boot_id: String,
+}
+
+fn state_path(site: &Site, host: &str) -> PathBuf {
+    site.root().join("monitor").join(host)
+}
+
+pub fn read_state(site: &Site, host: &str) -> HostState {
+    let text = std::fs::read_to_string(state_path(site, host)).unwrap_or_default();
+    let mut s = HostState::default();
+    for line in text.lines() {
+        match line.split_once(' ') {
+            Some(("status", v)) => s.status = v.into(),
+            Some(("since", v)) => s.since = v.parse().unwrap_or(0),
+            Some(("boot_id", v)) => s.boot_id = v.into(),
+            _ => {}
+        }
+    }
+    if s.status.is_empty() {
+        s.status = "up".into();
+    }
+    s
+}
+
+fn write_state(site: &Site, host: &str, s: &HostState) -> Result<(), String> {
+    let path = state_path(site, host);
+    let tmp = path.with_extension("tmp");
+    let text = format!(
+        "status {}\nsince {}\nboot_id {}\n",
+        s.status, s.since, s.boot_id
+    );
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(path.parent().expect("monitor/"))?;
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The heartbeat a host's runners write: its boot id and when.
+pub fn read_heartbeat(site: &Site, host: &str) -> Option<(String, u64)> {
+    let text = std::fs::read_to_string(heartbeat_path(site, host)).ok()?;
+    let (mut boot, mut time) = (None, None);
+    for line in text.lines() {
+        match line.split_once(' ') {
+            Some(("boot_id", v)) => boot = Some(v.to_string()),
+            Some(("time", v)) => time = v.parse().ok(),
+            _ => {}
+        }
+    }
+    Some((boot?, time?))
+}
+
+pub fn heartbeat_path(site: &Site, host: &str) -> PathBuf {
+    site.root().join("heartbeats").join(host)
+}
+
+/// Writes this host's heartbeat (called by the runner daemon).
+pub fn write_heartbeat(site: &Site, host: &str, boot_id: &str, now: u64) -> Result<(), String> {
+    let path = heartbeat_path(site, host);
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(path.parent().expect("heartbeats/"))?;
+        std::fs::write(&tmp, format!("boot_id {boot_id}\ntime {now}\n"))?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Whether the host's sshd accepts a TCP connection (`ssh` is `host`, `user@host` or
+/// `host:port`; port 22 by default).
+pub fn answers(ssh: &str, timeout: Duration) -> bool {
+    let host = ssh.rsplit('@').next().unwrap_or(ssh);
+    let addr = if host.contains(':') {
+        host.to_string()
+    } else {
+        format!("{host}:22")
+    };
+    let Ok(addrs) = addr.to_socket_addrs() else {
+        return false;
+    };
+    addrs
+        .into_iter()
+        .any(|a| TcpStream::connect_timeout(&a, timeout).is_ok())
+}
+
+/// The monitor's log and mail.
+pub struct Reporter<'a> {
+    pub site: &'a Site,
+    pub log: std::fs::File,
+    pub echo: bool,
+    pub mail: Option<crate::mail::MailConfig>,
+    pub actions: Vec<String>,
+}
+
+impl Reporter<'_> {
+    pub fn say(&mut self, now: u64, msg: &str) {
+        let line = format!("{} wsmonitor {msg}\n", utc_timestamp(now));
+        let _ = self.log.write_all(line.as_bytes());
+        if self.echo {
+            eprint!("{line}");
+        }
+    }
+
+    /// Logs and mails an action.
+    pub fn act(&mut self, now: u64, subject: &str, body: &str) {
+        self.say(now, &format!("{subject}: {body}"));
+        self.actions.push(subject.to_string());
+        if let Err(e) = crate::mail::alert(self.site.root(), "wsmonitor", subject, body) {
+            self.say(now, &format!("could not spool the alert: {e}"));
+        }
+    }
+}
+
+/// Requeues every running job of `host` (not the failed ones) at the top of its queue.
+fn requeue_host_jobs(
+    site: &Site,
+    here: &Machine,
+    host: &str,
+    only_boot: Option<&str>,
+    rep: &mut Reporter,
+    now: u64,
+) -> Result<Vec<String>, String> {
+    let mut requeued = Vec::new();
+    for (path, rec) in record::read_host(site, host)? {
+        if rec.failed.is_some() || only_boot.is_some_and(|b| rec.boot_id != b) {
+            continue;
+        }
+        let mut log = |m: String| rep.say(now, &m);
+        if record::requeue(site, here, &path, &rec, &mut log)? {
+            requeued.push(format!("{} (from {})", rec.line, rec.queue));
+        }
+    }
+    Ok(requeued)
+}
+
+fn add_crashed(site: &Site, host: &str, now: u64) -> Result<(), String> {
+    let path = site.root().join("crashed");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    writeln!(f, "{host} {now} {}", utc_timestamp(now)).map_err(|e| e.to_string())
+}
+
+fn remove_crashed(site: &Site, host: &str) -> Result<(), String> {
+    let path = site.root().join("crashed");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let kept: String = text
+        .lines()
+        .filter(|l| l.split_whitespace().next() != Some(host))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, kept).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The hosts listed in `crashed`.
+pub fn crashed_hosts(site: &Path) -> Vec<String> {
+    std::fs::read_to_string(site.join("crashed"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+/// One round over every host at time `now`; `up` says whether a host answers (the TCP
+/// check in production, injectable for tests).
+pub fn round(
+    site: &Site,
+    hosts: &Hosts,
+    opts: &MonitorOptions,
+    now: u64,
+    up: &mut dyn FnMut(&Host) -> bool,
+    rep: &mut Reporter,
+) -> Result<(), String> {
+    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    for h in &hosts.hosts {
+        // One host's trouble never stops the round for the others.
+        if let Err(e) = check_host(site, h, opts, now, up(h), &here, rep) {
+            rep.act(now, &format!("error checking {}", h.name), &e);
+        }
+    }
+    if let Some(cfg) = rep.mail.clone() {
+        match crate::mail::deliver(site.root(), &cfg, now) {
+            Ok(crate::mail::Delivery::Sent(n)) => rep.say(now, &format!("mailed {n} alert(s)")),
+            Ok(crate::mail::Delivery::Held(n)) => {
+                rep.say(now, &format!("mail limit reached: {n} alert(s) wait"))
+            }
+            Ok(_) => {}
+            Err(e) => rep.say(now, &format!("mail: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn check_host(
+    site: &Site,
+    h: &Host,
+    opts: &MonitorOptions,
+    now: u64,
+    answers: bool,
+    here: &Machine,
+    rep: &mut Reporter,
+) -> Result<(), String> {
+    let mut st = read_state(site, &h.name);
+    let heartbeat = read_heartbeat(site, &h.name);
+    let boot_now = heartbeat.as_ref().map(|b| b.0.clone());
+    let name = &h.name;
+    match (st.status.as_str(), answers) {
+        ("up", true) => {
+            // A new boot id with the host up: it rebooted between two rounds.
+            if let Some(b) = &boot_now
+                && !st.boot_id.is_empty()
+                && *b != st.boot_id
+            {
+                let old = st.boot_id.clone();
+                let jobs = requeue_host_jobs(site, here, name, Some(&old), rep, now)?;
+                rep.act(
+                    now,
+                    &format!("host {name} rebooted"),
+                    &format!(
+                        "new boot id {b}; requeued {} job(s) at the top: {}",
+                        jobs.len(),
+                        jobs.join(", ")
+                    ),
+                );
+                restart(site, h, opts, now, rep);
+            }
+            if let Some(b) = boot_now {
+                st.boot_id = b;
+            }
+        }
+        ("up", false) => {
+            st.status = "down".into();
+            st.since = now;
+            rep.say(
+                now,
+                &format!(
+                    "host {name} does not answer on {}; retrying for {}s",
+                    h.ssh,
+                    opts.grace.as_secs()
+                ),
+            );
+        }
+        ("down", false) => {
+            if now.saturating_sub(st.since) >= opts.grace.as_secs() {
+                let jobs = requeue_host_jobs(site, here, name, None, rep, now)?;
+                add_crashed(site, name, now)?;
+                st.status = "crashed".into();
+                st.since = now;
+                rep.act(
+                    now,
+                    &format!("host {name} crashed"),
+                    &format!(
+                        "no answer on {} for {}s; listed in crashed; requeued {} job(s) at the top: {}",
+                        h.ssh,
+                        opts.grace.as_secs(),
+                        jobs.len(),
+                        jobs.join(", ")
+                    ),
+                );
+            }
+        }
+        ("down", true) => {
+            let rebooted = boot_now.as_ref().is_some_and(|b| *b != st.boot_id);
+            if rebooted {
+                let jobs = requeue_host_jobs(site, here, name, Some(&st.boot_id), rep, now)?;
+                rep.act(
+                    now,
+                    &format!("host {name} rebooted"),
+                    &format!(
+                        "answers again after {}s with a new boot id; requeued {} job(s) at the top: {}",
+                        now.saturating_sub(st.since),
+                        jobs.len(),
+                        jobs.join(", ")
+                    ),
+                );
+                restart(site, h, opts, now, rep);
+            } else {
+                rep.act(
+                    now,
+                    &format!("host {name} answers again"),
+                    &format!(
+                        "after {}s without an answer, same boot: its runners went on",
+                        now.saturating_sub(st.since)
+                    ),
+                );
+            }
+            st.status = "up".into();
+            st.since = now;
+            if let Some(b) = boot_now {
+                st.boot_id = b;
+            }
+        }
+        ("crashed", true) => {
+            remove_crashed(site, name)?;
+            // Jobs recorded since the crash was declared belong to runners still alive on a
+            // host that only lost its network; those of the old boot are requeued.
+            rep.act(
+                now,
+                &format!("host {name} is back"),
+                &format!(
+                    "answers again {}s after it was declared crashed; removed from crashed",
+                    now.saturating_sub(st.since)
+                ),
+            );
+            restart(site, h, opts, now, rep);
+            st.status = "up".into();
+            st.since = now;
+            if let Some(b) = boot_now {
+                st.boot_id = b;
+            }
+        }
+        _ => {}
+    }
+    write_state(site, &h.name, &st)
+}
+
+/// Starts the host's runners, mailing the result (a failure is an action too).
+fn restart(site: &Site, h: &Host, opts: &MonitorOptions, now: u64, rep: &mut Reporter) {
+    match start::start_runners(site, h, &opts.start) {
+        Ok(how) => rep.act(now, &format!("started runners on {}", h.name), &how),
+        Err(e) => rep.act(now, &format!("could not start runners on {}", h.name), &e),
+    }
+}

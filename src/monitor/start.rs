@@ -1,0 +1,144 @@
+//! `dbstart`: starts a host's runner daemon: on this machine directly, on another over ssh.
+//! The binary is chosen by the host's platform: `SITE/bin/<platform>/jobrunner` when the
+//! site holds one, else the `jobrunner` beside this program.
+
+use crate::hosts::{Host, Hosts};
+use crate::solve::Site;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    /// The ssh program and its options (the host's address is appended).
+    pub ssh: Vec<String>,
+    /// This machine's name in hosts.toml: its runners start without ssh.
+    pub local_host: String,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            ssh: ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
+                .map(String::from)
+                .to_vec(),
+            local_host: nix::unistd::gethostname()
+                .map(|h| h.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The jobrunner binary for `platform`.
+pub fn binary_for(site: &Site, platform: &str) -> Result<PathBuf, String> {
+    let in_site = site.root().join("bin").join(platform).join("jobrunner");
+    if in_site.exists() {
+        return Ok(in_site);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
+    Ok(exe.with_file_name("jobrunner"))
+}
+
+/// `'text'` for a POSIX shell.
+fn quote(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', r"'\''"))
+}
+
+/// Starts `host`'s runner daemon; returns what was done, for the log and mail.
+pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<String, String> {
+    let bin = binary_for(site, &host.platform)?;
+    let root = std::path::absolute(site.root()).map_err(|e| e.to_string())?;
+    let out = root.join("logs").join(format!("{}.daemon.out", host.name));
+    if host.name == opts.local_host {
+        std::fs::create_dir_all(root.join("logs")).map_err(|e| e.to_string())?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&out)
+            .map_err(|e| format!("{}: {e}", out.display()))?;
+        use std::os::unix::process::CommandExt;
+        let child = Command::new(&bin)
+            .arg("--site")
+            .arg(&root)
+            .args(["daemon", "--host", &host.name])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            // Its own process group: it outlives the monitor and its terminal.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+        return Ok(format!(
+            "started {} daemon --host {} here (pid {})",
+            bin.display(),
+            host.name,
+            child.id()
+        ));
+    }
+    // user@host:port -> ssh -p port user@host
+    let (target, port) = match host.ssh.rsplit_once(':') {
+        Some((t, p)) if p.parse::<u16>().is_ok() => (t.to_string(), Some(p.to_string())),
+        _ => (host.ssh.clone(), None),
+    };
+    let remote = format!(
+        "mkdir -p {logs} && nohup {bin} --site {root} daemon --host {name} </dev/null >>{out} 2>&1 &",
+        logs = quote(&root.join("logs")),
+        bin = quote(&bin),
+        root = quote(&root),
+        name = quote(Path::new(&host.name)),
+        out = quote(&out),
+    );
+    let (program, args) = opts.ssh.split_first().ok_or("an empty ssh command")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    if let Some(p) = &port {
+        cmd.args(["-p", p]);
+    }
+    let result = cmd
+        .arg(&target)
+        .arg(&remote)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("running {program}: {e}"))?;
+    if !result.status.success() {
+        return Err(format!(
+            "{program} {target}: {}: {}",
+            result.status,
+            String::from_utf8_lossy(&result.stderr).trim()
+        ));
+    }
+    Ok(format!(
+        "started {} daemon --host {} over ssh {target}",
+        bin.display(),
+        host.name
+    ))
+}
+
+/// `dbstart HOST...`: starts the runners of the named hosts; the error lists the failures.
+pub fn dbstart(
+    site: &Site,
+    hosts: &Hosts,
+    names: &[String],
+    opts: &StartOptions,
+) -> Result<Vec<String>, String> {
+    let mut done = Vec::new();
+    let mut failed = Vec::new();
+    for n in names {
+        let Some(h) = hosts.host(n) else {
+            failed.push(format!("{n}: not a [[host]] of hosts.toml"));
+            continue;
+        };
+        match start_runners(site, h, opts) {
+            Ok(m) => done.push(m),
+            Err(e) => failed.push(format!("{n}: {e}")),
+        }
+    }
+    if failed.is_empty() {
+        Ok(done)
+    } else {
+        Err(format!(
+            "{}{}",
+            done.iter().map(|d| format!("{d}\n")).collect::<String>(),
+            failed.join("\n")
+        ))
+    }
+}

@@ -1,0 +1,278 @@
+//! wsmonitor and dbstart with real processes and sockets: a host that stops answering is
+//! retried, then declared crashed (jobs requeued at the top, listed in `crashed`, mailed);
+//! one that comes back gets its runners started over ssh; a new boot id is a reboot; this
+//! host's runners start without ssh; a bad hosts.toml is a clear error.
+
+use nowdb::queue::QueueLine;
+use nowdb::queue::file::Queue;
+use nowdb::runner::record::{self, RunningRecord};
+use nowdb::solve::Site;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
+const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nowdb-monitor-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A stand-in for ssh that records its arguments instead of logging in.
+fn fake_ssh(site: &Path) -> PathBuf {
+    let path = site.join("fake-ssh");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {}\n",
+            site.join("ssh.log").display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&path)
+        .status()
+        .unwrap();
+    path
+}
+
+fn round(site: &Path, now: u64) -> Output {
+    let out = Command::new(WSMONITOR)
+        .arg("--site")
+        .arg(site)
+        .args(["--once", "--grace", "600", "--timeout", "1"])
+        .args(["--now", &now.to_string()])
+        .args(["--ssh", &fake_ssh(site).to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    out
+}
+
+fn fake_record(site: &Path, host: &str, boot: &str, line: &str) -> PathBuf {
+    let path = site.join("running").join(format!("{host}-999999-0"));
+    RunningRecord {
+        host: host.into(),
+        boot_id: boot.into(),
+        pid: 999_999,
+        pid_start: 1,
+        child: 0,
+        child_start: 0,
+        queue: "prime".into(),
+        line: line.into(),
+        since: 1,
+        failed: None,
+    }
+    .write(&path, true)
+    .unwrap();
+    path
+}
+
+fn heartbeat(site: &Path, host: &str, boot: &str) {
+    nowdb::monitor::write_heartbeat(&Site::new(site), host, boot, 1).unwrap();
+}
+
+fn top_line(site: &Path) -> String {
+    Queue::named(site, "p")
+        .unwrap()
+        .read_checked()
+        .unwrap()
+        .into_iter()
+        .find_map(|(e, p)| matches!(p, Some(QueueLine::Job(_))).then_some(e.text))
+        .unwrap_or_default()
+}
+
+fn mails(site: &Path) -> String {
+    let mut all = String::new();
+    if let Ok(entries) = std::fs::read_dir(site.join("mail/files")) {
+        for e in entries {
+            all += &std::fs::read_to_string(e.unwrap().path()).unwrap();
+        }
+    }
+    all
+}
+
+#[test]
+fn crash_return_and_reboot_are_handled_and_mailed() {
+    let site = fresh_dir("crash");
+    let w1 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let w2 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (p1, p2) = (
+        w1.local_addr().unwrap().port(),
+        w2.local_addr().unwrap().port(),
+    );
+    std::fs::write(
+        site.join("hosts.toml"),
+        format!(
+            "[[host]]\nname = \"w1\"\nssh = \"127.0.0.1:{p1}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
+             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
+             [mail]\ntransport = \"file\"\ndir = \"mail/files\"\nfrom = \"nowdb@localhost\"\nto = [\"op@localhost\"]\n"
+        ),
+    )
+    .unwrap();
+    let t0 = 1_800_000_000;
+    heartbeat(&site, "w1", "boot-A");
+    heartbeat(&site, "w2", "boot-A");
+    let job = fake_record(&site, "w2", "boot-A", "cap 1100.-- -max 01 -s 1 -n 00");
+    let out = round(&site, t0);
+    assert!(
+        text(&out.stdout).starts_with("0 action(s)"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // w2 stops answering: retried, nothing requeued within the grace.
+    drop(w2);
+    let out = round(&site, t0 + 60);
+    assert!(
+        text(&out.stderr).contains("host w2 does not answer"),
+        "{}",
+        text(&out.stderr)
+    );
+    round(&site, t0 + 400);
+    assert!(job.exists());
+
+    // After the grace it has crashed: its job is back at the top, it is listed, mailed.
+    let out = round(&site, t0 + 700);
+    assert!(
+        text(&out.stdout).contains("host w2 crashed"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!job.exists());
+    assert_eq!(top_line(&site), "cap 1100.-- 0 992 -n 00");
+    assert_eq!(nowdb::monitor::crashed_hosts(&site), vec!["w2".to_string()]);
+    assert!(mails(&site).contains("host w2 crashed"), "{}", mails(&site));
+    let quiet = round(&site, t0 + 760);
+    assert!(text(&quiet.stdout).starts_with("0 action(s)"));
+
+    // It answers again: runners restarted over ssh, no longer crashed.
+    let _w2 = TcpListener::bind(("127.0.0.1", p2)).unwrap();
+    let out = round(&site, t0 + 800);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("host w2 is back") && stdout.contains("started runners on w2"),
+        "{stdout}"
+    );
+    assert!(nowdb::monitor::crashed_hosts(&site).is_empty());
+    let ssh = std::fs::read_to_string(site.join("ssh.log")).unwrap();
+    assert!(
+        ssh.contains(&format!("-p {p2} 127.0.0.1")) && ssh.contains("daemon --host 'w2'"),
+        "{ssh}"
+    );
+
+    // w1 reboots between two rounds (its runners' heartbeat shows a new boot id): its jobs
+    // of the old boot are requeued and its runners started.
+    let job1 = fake_record(&site, "w1", "boot-A", "lookup 1100.-- -max 01 -s 1 -n 00");
+    heartbeat(&site, "w1", "boot-B");
+    let out = round(&site, t0 + 900);
+    assert!(
+        text(&out.stdout).contains("host w1 rebooted"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!job1.exists());
+    assert_eq!(top_line(&site), "lookup 1100.-- 0 992 -n 00");
+    assert!(mails(&site).contains("host w1 rebooted"));
+    let log = std::fs::read_to_string(site.join("logs/wsmonitor.log")).unwrap();
+    for needle in [
+        "does not answer",
+        "crashed",
+        "is back",
+        "rebooted",
+        "started runners",
+    ] {
+        assert!(log.contains(needle), "{needle}: {log}");
+    }
+    drop(w1);
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+#[test]
+fn dbstart_starts_this_hosts_runners_without_ssh_and_names_unknown_hosts() {
+    let site = fresh_dir("dbstart");
+    let me = nix::unistd::gethostname()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::write(
+        site.join("hosts.toml"),
+        format!("[[host]]\nname = \"{me}\"\nssh = \"localhost\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n"),
+    )
+    .unwrap();
+    // The runner it starts takes this stop line and exits.
+    std::fs::create_dir_all(site.join("queues")).unwrap();
+    std::fs::write(site.join("queues/prime"), "stop\n").unwrap();
+    let out = Command::new(DBSTART)
+        .arg("--site")
+        .arg(&site)
+        .arg(&me)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("here (pid"));
+    let daemon_out = site.join(format!("logs/{me}.daemon.out"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&daemon_out)
+        .unwrap_or_default()
+        .contains("daemon ends")
+    {
+        assert!(Instant::now() < deadline, "the started runner did not run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(record::read_all(&Site::new(&site)).unwrap().is_empty());
+
+    let out = Command::new(DBSTART)
+        .arg("--site")
+        .arg(&site)
+        .arg("nosuch")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("nosuch: not a [[host]] of hosts.toml"));
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+#[test]
+fn a_bad_hosts_toml_is_a_clear_error() {
+    let site = fresh_dir("bad");
+    let out = Command::new(WSMONITOR)
+        .arg("--site")
+        .arg(&site)
+        .arg("--once")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("hosts.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[[host]]\nname = \"w1\"\nssh = \"w1\"\nqueue = \"p\"\nplatform = \"x\"\nmemory_mb = 64\nrunners = 0\n",
+    )
+    .unwrap();
+    let out = Command::new(WSMONITOR)
+        .arg("--site")
+        .arg(&site)
+        .arg("--once")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("host \"w1\": runners"),
+        "{}",
+        text(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&site);
+}
