@@ -296,24 +296,22 @@ fn check_host(
                 ),
             );
         }
-        ("down", false) => {
-            if now.saturating_sub(st.since) >= opts.grace.as_secs() {
-                let jobs = requeue_host_jobs(site, here, name, None, rep, now)?;
-                add_crashed(site, name, now)?;
-                st.status = "crashed".into();
-                st.since = now;
-                rep.act(
-                    now,
-                    &format!("host {name} crashed"),
-                    &format!(
-                        "no answer on {} for {}s; listed in crashed; requeued {} job(s) at the top: {}",
-                        h.ssh,
-                        opts.grace.as_secs(),
-                        jobs.len(),
-                        jobs.join(", ")
-                    ),
-                );
-            }
+        ("down", false) if now.saturating_sub(st.since) >= opts.grace.as_secs() => {
+            let jobs = requeue_host_jobs(site, here, name, None, rep, now)?;
+            add_crashed(site, name, now)?;
+            st.status = "crashed".into();
+            st.since = now;
+            rep.act(
+                now,
+                &format!("host {name} crashed"),
+                &format!(
+                    "no answer on {} for {}s; listed in crashed; requeued {} job(s) at the top: {}",
+                    h.ssh,
+                    opts.grace.as_secs(),
+                    jobs.len(),
+                    jobs.join(", ")
+                ),
+            );
         }
         ("down", true) => {
             let rebooted = boot_now.as_ref().is_some_and(|b| *b != st.boot_id);
