@@ -26,6 +26,7 @@ pub mod runner;
 pub mod slice;
 pub mod solve;
 pub mod status;
+pub mod watch;
 
 pub use board::{Color, Move, MoveList, Position};
 pub use index::SliceIndex;

@@ -260,6 +260,9 @@ impl Daemon<'_> {
     /// Takes the first runnable line of the first queue that has one, writing the running
     /// record inside the lock.
     fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine)>, String> {
+        if self.paused() {
+            return Ok(None);
+        }
         for queue in &self.opts.queues {
             let mut ready = Readiness::new(self.site);
             if !queue.peek(|l| self.runnable(l, &mut ready))? {
@@ -294,6 +297,11 @@ impl Daemon<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// Whether wswatch has given the machine back to its user (`pause/<host>`).
+    fn paused(&self) -> bool {
+        crate::watch::pause_path(self.site, &self.opts.host).exists()
     }
 
     /// With `--until-empty`: whether to end (the queues hold no job and nothing runs
@@ -476,6 +484,7 @@ impl Daemon<'_> {
                 }
                 Ok(None) => {
                     if self.opts.until_empty
+                        && !self.paused()
                         && let Some(end) = self.until_empty_end()?
                     {
                         return Ok(end);

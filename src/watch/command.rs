@@ -1,0 +1,92 @@
+//! The `wswatch` command around [`super::round`].
+
+use super::{Reporter, WatchOptions, round};
+use crate::cli::{CliError, STOP, output_error};
+use crate::hosts::Hosts;
+use crate::runner::record::now_secs;
+use crate::solve::Site;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// `wswatch`'s command line.
+#[derive(Clone, Debug)]
+pub struct WatchArgs {
+    pub host: Option<String>,
+    pub once: bool,
+    pub interval: Duration,
+    /// Pretend the time is this (with `--once`, for tests).
+    pub now: Option<u64>,
+    pub opts: WatchOptions,
+}
+
+/// `DIR:PREFIX,...` (e.g. `/dev/pts:,/dev:tty`) as activity sources.
+pub fn parse_devices(text: &str) -> Result<Vec<(std::path::PathBuf, String)>, String> {
+    text.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.split_once(':') {
+            Some((d, p)) if !d.is_empty() => Ok((d.into(), p.to_string())),
+            _ => Err(format!("--devices {s:?}: expected DIR:PREFIX")),
+        })
+        .collect()
+}
+
+/// Rounds every `interval` until SIGTERM, or one with `--once`; prints the actions taken.
+pub fn watch_command(site: &Site, a: &WatchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let hosts = Hosts::load(&site.root().join("hosts.toml"))?;
+    let name = match &a.host {
+        Some(h) => h.clone(),
+        None => nix::unistd::gethostname()
+            .map_err(|e| format!("reading the hostname: {e}"))?
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let host = hosts.host(&name).cloned().ok_or_else(|| {
+        format!("host {name:?} has no [[host]] table in hosts.toml (or give --host)")
+    })?;
+    let logs = site.root().join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let path = logs.join(format!("wswatch-{name}.log"));
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut rep = Reporter {
+        site: site.clone(),
+        host: name,
+        log,
+        echo: true,
+        actions: Vec::new(),
+    };
+    loop {
+        let t0 = Instant::now();
+        let now = a.now.unwrap_or_else(now_secs);
+        if let Err(e) = round(site, &host, &a.opts, now, &mut rep) {
+            if a.once {
+                return Err(e.into());
+            }
+            let _ = writeln!(rep.log, "error: {e}");
+        }
+        if let Some(cfg) = &hosts.mail
+            && let Err(e) = crate::mail::deliver(site.root(), cfg, now)
+        {
+            let _ = writeln!(rep.log, "mail: {e}");
+        }
+        if a.once {
+            break;
+        }
+        while t0.elapsed() < a.interval && !STOP.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    let text = format!(
+        "{} action(s): {}\n",
+        rep.actions.len(),
+        rep.actions.join("; ")
+    );
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
