@@ -28,6 +28,14 @@ pub struct Host {
     /// Runners (jobs at once) on this host.
     #[serde(default = "one")]
     pub runners: usize,
+    /// Where the site is mounted on this host (default: the same path as where the command
+    /// that starts its runners sees it).
+    #[serde(default)]
+    pub site: Option<std::path::PathBuf>,
+    /// Seconds between the checkpoints of its jobs (default 60): a crash loses at most this
+    /// much work per job.
+    #[serde(default)]
+    pub checkpoint_secs: Option<u64>,
 }
 
 fn yes() -> bool {

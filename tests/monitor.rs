@@ -77,8 +77,8 @@ fn fake_record(site: &Path, host: &str, boot: &str, line: &str) -> PathBuf {
     path
 }
 
-fn heartbeat(site: &Path, host: &str, boot: &str) {
-    nowdb::monitor::write_heartbeat(&Site::new(site), host, boot, 1).unwrap();
+fn heartbeat(site: &Path, host: &str, boot: &str, at: u64) {
+    nowdb::monitor::write_heartbeat(&Site::new(site), host, boot, at).unwrap();
 }
 
 fn top_line(site: &Path) -> String {
@@ -120,8 +120,8 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
     )
     .unwrap();
     let t0 = 1_800_000_000;
-    heartbeat(&site, "w1", "boot-A");
-    heartbeat(&site, "w2", "boot-A");
+    heartbeat(&site, "w1", "boot-A", t0);
+    heartbeat(&site, "w2", "boot-A", t0);
     let job = fake_record(&site, "w2", "boot-A", "cap 1100.-- -max 01 -s 1 -n 00");
     let out = round(&site, t0);
     assert!(
@@ -173,7 +173,7 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
     // w1 reboots between two rounds (its runners' heartbeat shows a new boot id): its jobs
     // of the old boot are requeued and its runners started.
     let job1 = fake_record(&site, "w1", "boot-A", "lookup 1100.-- -max 01 -s 1 -n 00");
-    heartbeat(&site, "w1", "boot-B");
+    heartbeat(&site, "w1", "boot-B", t0 + 890);
     let out = round(&site, t0 + 900);
     assert!(
         text(&out.stdout).contains("host w1 rebooted"),

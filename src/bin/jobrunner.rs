@@ -25,9 +25,10 @@ struct Args {
     /// memory_mb in hosts.toml].
     #[arg(long, global = true)]
     buffers: Option<usize>,
-    /// Seconds between checkpoints.
-    #[arg(long, global = true, default_value_t = 60)]
-    checkpoint_secs: u64,
+    /// Seconds between checkpoints [default: 60; the daemon: the host's checkpoint_secs in
+    /// hosts.toml, else 60].
+    #[arg(long, global = true)]
+    checkpoint_secs: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -141,8 +142,11 @@ fn main() -> ExitCode {
         Command::Run { deadline_secs, .. } => *deadline_secs,
         _ => None,
     };
-    let run =
-        nowdb::runner::run_options(args.buffers.unwrap_or(2048), args.checkpoint_secs, deadline);
+    let run = nowdb::runner::run_options(
+        args.buffers.unwrap_or(2048),
+        args.checkpoint_secs.unwrap_or(60),
+        deadline,
+    );
     match args.command {
         Command::Run {
             job,

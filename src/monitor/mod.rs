@@ -247,6 +247,9 @@ pub fn round(
     Ok(())
 }
 
+/// A heartbeat younger than this gives the host's boot id (runners write one every 10 s).
+const HEARTBEAT_FRESH: u64 = 120;
+
 fn check_host(
     site: &Site,
     h: &Host,
@@ -257,8 +260,12 @@ fn check_host(
     rep: &mut Reporter,
 ) -> Result<(), String> {
     let mut st = read_state(site, &h.name);
-    let heartbeat = read_heartbeat(site, &h.name);
-    let boot_now = heartbeat.as_ref().map(|b| b.0.clone());
+    // The boot id from a fresh heartbeat of its runners, else asked over ssh.
+    let boot_now = match read_heartbeat(site, &h.name) {
+        Some((b, t)) if now.saturating_sub(t) <= HEARTBEAT_FRESH => Some(b),
+        _ if answers => start::boot_id(h, &opts.start),
+        _ => None,
+    };
     let name = &h.name;
     match (st.status.as_str(), answers) {
         ("up", true) => {

@@ -46,7 +46,10 @@ fn quote(p: &Path) -> String {
 /// Starts `host`'s runner daemon; returns what was done, for the log and mail.
 pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<String, String> {
     let bin = binary_for(site, &host.platform)?;
-    let root = std::path::absolute(site.root()).map_err(|e| e.to_string())?;
+    let root = match &host.site {
+        Some(p) => p.clone(),
+        None => std::path::absolute(site.root()).map_err(|e| e.to_string())?,
+    };
     let out = root.join("logs").join(format!("{}.daemon.out", host.name));
     if host.name == opts.local_host {
         std::fs::create_dir_all(root.join("logs")).map_err(|e| e.to_string())?;
@@ -74,11 +77,6 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
             child.id()
         ));
     }
-    // user@host:port -> ssh -p port user@host
-    let (target, port) = match host.ssh.rsplit_once(':') {
-        Some((t, p)) if p.parse::<u16>().is_ok() => (t.to_string(), Some(p.to_string())),
-        _ => (host.ssh.clone(), None),
-    };
     let remote = format!(
         "mkdir -p {logs} && nohup {bin} --site {root} daemon --host {name} </dev/null >>{out} 2>&1 &",
         logs = quote(&root.join("logs")),
@@ -87,6 +85,22 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
         name = quote(Path::new(&host.name)),
         out = quote(&out),
     );
+    ssh(host, opts, &remote)?;
+    Ok(format!(
+        "started {} daemon --host {} over ssh {}",
+        bin.display(),
+        host.name,
+        host.ssh
+    ))
+}
+
+/// Runs `command` on `host` over ssh; returns its standard output.
+pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, String> {
+    // user@host:port -> ssh -p port user@host
+    let (target, port) = match host.ssh.rsplit_once(':') {
+        Some((t, p)) if p.parse::<u16>().is_ok() => (t.to_string(), Some(p.to_string())),
+        _ => (host.ssh.clone(), None),
+    };
     let (program, args) = opts.ssh.split_first().ok_or("an empty ssh command")?;
     let mut cmd = Command::new(program);
     cmd.args(args);
@@ -95,7 +109,7 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
     }
     let result = cmd
         .arg(&target)
-        .arg(&remote)
+        .arg(command)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("running {program}: {e}"))?;
@@ -106,11 +120,23 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
             String::from_utf8_lossy(&result.stderr).trim()
         ));
     }
-    Ok(format!(
-        "started {} daemon --host {} over ssh {target}",
-        bin.display(),
-        host.name
-    ))
+    Ok(String::from_utf8_lossy(&result.stdout).into_owned())
+}
+
+/// The host's boot id: this machine's own, or asked over ssh (`NOWDB_BOOT_ID` in the remote
+/// environment overrides it, as for the runners).
+pub fn boot_id(host: &Host, opts: &StartOptions) -> Option<String> {
+    if host.name == opts.local_host {
+        return crate::queue::Machine::current().ok().map(|m| m.boot_id);
+    }
+    let out = ssh(
+        host,
+        opts,
+        "echo ${NOWDB_BOOT_ID:-$(cat /proc/sys/kernel/random/boot_id)}",
+    )
+    .ok()?;
+    let id = out.trim();
+    (!id.is_empty() && !id.contains(char::is_whitespace)).then(|| id.to_string())
 }
 
 /// `dbstart HOST...`: starts the runners of the named hosts; the error lists the failures.

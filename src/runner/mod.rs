@@ -197,7 +197,7 @@ pub struct DaemonArgs {
     pub queues: Option<String>,
     pub runners: Option<usize>,
     pub buffers: Option<usize>,
-    pub checkpoint_secs: u64,
+    pub checkpoint_secs: Option<u64>,
     pub poll: Duration,
     pub until_empty: bool,
     pub dry_run: bool,
@@ -257,7 +257,10 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         queues,
         runners,
         buffers,
-        checkpoint_secs: a.checkpoint_secs,
+        checkpoint_secs: a
+            .checkpoint_secs
+            .or(entry.as_ref().and_then(|e| e.checkpoint_secs))
+            .unwrap_or(60),
         poll: a.poll,
         until_empty: a.until_empty,
         dry_run: a.dry_run,
