@@ -19,6 +19,7 @@ use std::process::ExitCode;
                   addq p stop                    the runner that takes it exits\n\
                   addq p plan 2..6               every job of every slice up to 6 pieces not \
                   yet done, in dependency order (small pairs to the small queue)\n\
+                  addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq --list p                  print the queue\n\
                   addq --edit p                  $EDITOR on the queue, under its lock; saved \
                   only if every line is valid"

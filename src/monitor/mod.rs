@@ -260,11 +260,14 @@ fn check_host(
     rep: &mut Reporter,
 ) -> Result<(), String> {
     let mut st = read_state(site, &h.name);
-    // The boot id from a fresh heartbeat of its runners, else asked over ssh.
-    let boot_now = match read_heartbeat(site, &h.name) {
-        Some((b, t)) if now.saturating_sub(t) <= HEARTBEAT_FRESH => Some(b),
-        _ if answers => start::boot_id(h, &opts.start),
-        _ => None,
+    // The boot id: asked over ssh (a heartbeat may outlive a quick reboot by seconds), else
+    // from a fresh heartbeat of its runners.
+    let heartbeat = read_heartbeat(site, &h.name)
+        .filter(|(_, t)| now.saturating_sub(*t) <= HEARTBEAT_FRESH)
+        .map(|(b, _)| b);
+    let boot_now = match answers {
+        true => start::boot_id(h, &opts.start).or(heartbeat),
+        false => None,
     };
     let name = &h.name;
     match (st.status.as_str(), answers) {

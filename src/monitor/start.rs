@@ -78,7 +78,9 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
         ));
     }
     let remote = format!(
-        "mkdir -p {logs} && nohup {bin} --site {root} daemon --host {name} </dev/null >>{out} 2>&1 &",
+        // Only the daemon goes to the background, with every descriptor redirected: nothing
+        // may hold the ssh session open after the shell exits.
+        "mkdir -p {logs}; nohup {bin} --site {root} daemon --host {name} </dev/null >>{out} 2>&1 &",
         logs = quote(&root.join("logs")),
         bin = quote(&bin),
         root = quote(&root),

@@ -119,15 +119,20 @@ fn plan_command(
 ) -> Result<(), CliError> {
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
-    let range = match words {
-        [_, r] => r.as_str(),
-        _ => {
-            return Err(
-                "addq QUEUE plan [MIN..]MAX: give the piece counts, e.g. 2..6"
-                    .to_string()
-                    .into(),
-            );
+    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE...]: e.g. 2..6, or 2..5 --only 2300";
+    let (range, only) = match words {
+        [_, r] => (r.as_str(), Vec::new()),
+        [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
+            let mut only = Vec::new();
+            for w in rest {
+                only.push(
+                    w.parse::<crate::slice::Slice>()
+                        .map_err(|e| format!("addq plan --only {w}: {e}"))?,
+                );
+            }
+            (r.as_str(), only)
         }
+        _ => return Err(usage.to_string().into()),
     };
     let bad = || format!("addq plan {range:?}: expected MAX or MIN..MAX piece counts, e.g. 2..6");
     let (min, max) = match range.split_once("..") {
@@ -135,7 +140,7 @@ fn plan_command(
         None => (2, range.parse().map_err(|_| bad())?),
     };
     let site_dirs = crate::solve::Site::new(site);
-    let planned = super::pairs::plan_lines(&site_dirs, min, max, positions)?;
+    let planned = super::pairs::plan_lines(&site_dirs, min, max, positions, &only)?;
     // Lines still queued from an earlier plan are not added twice.
     let mut queued = std::collections::HashSet::new();
     for q in [&main, &small] {

@@ -316,23 +316,29 @@ fn stage_jobs(
 /// `solved/`, or with a stage record or done records, has its solving jobs queued or
 /// running already; likewise `build` and `ver` of a slice with a file in `db/`, a verified
 /// marker or done records of that phase). So a plan added again after an interruption adds
-/// only what is missing (the caller also drops lines still queued).
+/// only what is missing (the caller also drops lines still queued). With `only`, just those
+/// slices' pairs and what they depend on.
 pub fn plan_lines(
     site: &Site,
     min: u32,
     max: u32,
     positions: u64,
+    only: &[Slice],
 ) -> Result<Vec<(SlicePair, QueueLine)>, String> {
     if !(2..=10).contains(&min) || !(min..=10).contains(&max) {
         return Err(format!(
             "plan {min}..{max}: piece counts go from 2 to 10, smallest first"
         ));
     }
+    let wanted = match only {
+        [] => None,
+        _ => Some(crate::slice::with_dependencies(only, max)?),
+    };
     let db = site.db_dir();
     let mut out = Vec::new();
     for pair in crate::slice::plan(max).pairs() {
         let slices = pair.slices();
-        if slices[0].pieces() < min {
+        if slices[0].pieces() < min || wanted.as_ref().is_some_and(|w| !w.contains(pair)) {
             continue;
         }
         let mut add = |phase: Phase, mirror: bool, round: u32, s: Slice| {

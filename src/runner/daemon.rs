@@ -307,23 +307,18 @@ impl Daemon<'_> {
     /// With `--until-empty`: whether to end (the queues hold no job and nothing runs
     /// anywhere), or to fail (jobs are left but none can ever run).
     fn until_empty_end(&self) -> Result<Option<End>, String> {
-        let live = |recs: &[(PathBuf, RunningRecord)]| recs.iter().any(|r| r.1.failed.is_none());
-        if live(&record::read_all(self.site)?) {
+        let Some(jobs) = self.idle_everywhere()? else {
             return Ok(None);
-        }
-        // Read after the records: a runner removes its record only after queueing what its
-        // job led to, so this sees every job there will be.
-        let (mut any, mut jobs) = (false, 0);
-        let mut ready = Readiness::new(self.site);
-        for q in &self.opts.queues {
-            any |= q.peek(|l| self.runnable(l, &mut ready))?;
-            jobs += q.job_count()?;
-        }
-        if any {
-            return Ok(None);
-        }
+        };
         if jobs == 0 {
             return Ok(Some(End::Finished));
+        }
+        // Jobs left, none runnable, nothing running: that may be a moment between another
+        // runner's take (its record appeared after we looked) and its finish. Stuck only if
+        // it still looks the same, with as many jobs, after a pause.
+        std::thread::sleep(self.opts.poll.max(Duration::from_millis(500)));
+        if self.idle_everywhere()? != Some(jobs) {
+            return Ok(None);
         }
         let failed: Vec<String> = record::read_all(self.site)?
             .into_iter()
@@ -337,6 +332,27 @@ impl Daemon<'_> {
                 format!("; failed: {}", failed.join(", "))
             }
         ))
+    }
+
+    /// `Some(job lines left)` when no job runs anywhere and none of this runner's queues
+    /// holds a runnable line; `None` otherwise.
+    fn idle_everywhere(&self) -> Result<Option<usize>, String> {
+        let live = |recs: &[(PathBuf, RunningRecord)]| recs.iter().any(|r| r.1.failed.is_none());
+        if live(&record::read_all(self.site)?) {
+            return Ok(None);
+        }
+        // Read after the records: a runner removes its record only after queueing what its
+        // job led to, so this sees every job that finished job leads to.
+        let (mut any, mut jobs) = (false, 0);
+        let mut ready = Readiness::new(self.site);
+        for q in &self.opts.queues {
+            any |= q.peek(|l| self.runnable(l, &mut ready))?;
+            jobs += q.job_count()?;
+        }
+        if any || live(&record::read_all(self.site)?) {
+            return Ok(None);
+        }
+        Ok(Some(jobs))
     }
 
     fn child_command(&self, job: &Job, out: &Path) -> Result<Command, String> {

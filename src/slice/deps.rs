@@ -112,6 +112,27 @@ impl fmt::Display for SlicePair {
     }
 }
 
+/// The pairs of `slices` and every pair they depend on, directly or not (`--only`). Each
+/// slice must have both sides and at most `max_pieces` pieces.
+pub fn with_dependencies(slices: &[Slice], max_pieces: u32) -> Result<BTreeSet<SlicePair>, String> {
+    let mut wanted = BTreeSet::new();
+    let mut todo = Vec::new();
+    for s in slices {
+        if s.pieces() > max_pieces || s.material.black() == 0 || s.material.white() == 0 {
+            return Err(format!(
+                "--only {s}: not a slice of 2..{max_pieces} pieces with both sides present"
+            ));
+        }
+        todo.push(SlicePair::of(*s));
+    }
+    while let Some(p) = todo.pop() {
+        if wanted.insert(p) {
+            todo.extend(p.dependencies());
+        }
+    }
+    Ok(wanted)
+}
+
 /// An order for all slices of `min..=max` pieces (both sides with pieces): waves of slice
 /// pairs; every pair depends only on pairs of earlier waves, so the pairs of one wave may run
 /// side by side (the paper's three kinds of database parallelism at once: material splits,

@@ -8,7 +8,7 @@
 
 mod deps;
 
-pub use deps::{Plan, SlicePair, plan, successor_slices};
+pub use deps::{Plan, SlicePair, plan, successor_slices, with_dependencies};
 
 use crate::board::{Move, Position};
 use crate::index::SliceIndex;

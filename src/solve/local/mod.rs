@@ -22,7 +22,7 @@ use super::{Job, Phase, Result, Site, SolveError};
 use crate::slice::Slice;
 use crate::slice::{SlicePair, plan};
 use crate::solve_err;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
@@ -516,22 +516,8 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     let start = Instant::now();
     let mut order: Vec<SlicePair> = plan(opts.pieces).pairs().copied().collect();
     if !opts.only.is_empty() {
-        let mut wanted: BTreeSet<SlicePair> = BTreeSet::new();
-        let mut todo: Vec<SlicePair> = Vec::new();
-        for s in &opts.only {
-            if s.pieces() > opts.pieces || s.material.black() == 0 || s.material.white() == 0 {
-                return Err(solve_err!(
-                    "--only {s}: not a slice of 2..{} pieces with both sides present",
-                    opts.pieces
-                ));
-            }
-            todo.push(SlicePair::of(*s));
-        }
-        while let Some(p) = todo.pop() {
-            if wanted.insert(p) {
-                todo.extend(p.dependencies());
-            }
-        }
+        let wanted = crate::slice::with_dependencies(&opts.only, opts.pieces)
+            .map_err(|e| solve_err!("{e}"))?;
         order.retain(|p| wanted.contains(p));
     }
     let pos_of: HashMap<SlicePair, usize> =

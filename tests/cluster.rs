@@ -1,0 +1,465 @@
+//! The pool for real (issue 6): three hosts as network namespaces, each with its own sshd
+//! and its own sshfs mount of the site served by a file server's sshd. Runners on two hosts
+//! (started by `dbstart` over ssh) build the 5-piece pair 2300/3200 (4 M positions, split in
+//! 8-page jobs) on top of 2..4 pieces built beforehand (the whole 2..5 over sshfs takes about
+//! 50 minutes here: 17,904 jobs of some 30 sftp round trips each); `wsmonitor` runs on the
+//! third host with a real SMTP server (aiosmtpd) on its loopback.
+//!
+//! - Every process of host 1 is killed mid-job (a crash; its sshfs dies with it): wsmonitor
+//!   declares it crashed after the grace and requeues its job; when the host is back (new
+//!   boot id) wsmonitor starts its runner again.
+//! - Host 2 "reboots" (all killed, back at once with a new boot id): wsmonitor sees the new
+//!   boot id over ssh, requeues its job and restarts its runner; the job resumes from its
+//!   checkpoint.
+//! - The database ends byte-identical to the in-process build, and the SMTP server received
+//!   the alerts.
+//!
+//! Needs root, iproute2, sshd, sshfs and aiosmtpd (`.ci/run` installs them).
+
+use nowdb::runner::record;
+use nowdb::solve::Site;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
+const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (.ci/run installs what this test needs)"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A bridge with a file server (this namespace) and `n` hosts (network namespaces).
+struct Cluster {
+    root: PathBuf,
+    site: PathBuf,
+    tag: String,
+    net: String,
+    sshd_pids: Vec<PathBuf>,
+    background: Vec<Child>,
+}
+
+impl Cluster {
+    fn ns(&self, i: usize) -> String {
+        format!("{}h{i}", self.tag)
+    }
+
+    fn ip(&self, i: usize) -> String {
+        format!("{}.{}", self.net, 10 + i)
+    }
+
+    fn mount(&self, i: usize) -> PathBuf {
+        self.root.join(format!("mnt/h{i}"))
+    }
+
+    fn ssh_command(&self) -> String {
+        format!(
+            "ssh -i {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=3 -o LogLevel=ERROR",
+            self.root.join("userkey").display()
+        )
+    }
+
+    /// `cmd` inside host `i`'s network namespace (but this mount namespace).
+    fn on(&self, i: usize, program: &str) -> Command {
+        let mut c = Command::new("nsenter");
+        c.arg(format!("--net=/var/run/netns/{}", self.ns(i)))
+            .arg(program);
+        c
+    }
+
+    fn new(hosts: usize) -> Cluster {
+        let id = std::process::id() % 200 + 20;
+        let tag = format!("nw{id}");
+        let root = std::env::temp_dir().join(format!("nowdb-cluster-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let site = root.join("site");
+        std::fs::create_dir_all(&site).unwrap();
+        let mut c = Cluster {
+            root: root.clone(),
+            site,
+            tag: tag.clone(),
+            net: format!("10.79.{id}"),
+            sshd_pids: Vec::new(),
+            background: Vec::new(),
+        };
+        for key in ["hostkey", "userkey"] {
+            run(Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(root.join(key)));
+        }
+        std::fs::copy(root.join("userkey.pub"), root.join("authorized_keys")).unwrap();
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let br = format!("{tag}br");
+        run(Command::new("ip").args(["link", "add", &br, "type", "bridge"]));
+        run(Command::new("ip").args(["addr", "add", &format!("{}.1/24", c.net), "dev", &br]));
+        run(Command::new("ip").args(["link", "set", &br, "up"]));
+        // The file server: an sshd in this namespace serving the site over sftp.
+        c.sshd("fs", &format!("{}.1", c.net), 2222, "", None);
+        for i in 1..=hosts {
+            let ns = c.ns(i);
+            let veth = format!("{tag}v{i}");
+            run(Command::new("ip").args(["netns", "add", &ns]));
+            run(Command::new("ip").args([
+                "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &ns,
+            ]));
+            run(Command::new("ip").args(["link", "set", &veth, "master", &br, "up"]));
+            run(Command::new("ip").args([
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{}/24", c.ip(i)),
+                "dev",
+                "eth0",
+            ]));
+            run(Command::new("ip").args(["-n", &ns, "link", "set", "eth0", "up"]));
+            run(Command::new("ip").args(["-n", &ns, "link", "set", "lo", "up"]));
+            c.boot(i, &format!("boot-{i}-1"));
+        }
+        c
+    }
+
+    fn sshd(&mut self, name: &str, addr: &str, port: u16, env: &str, ns: Option<usize>) {
+        let r = self.root.display();
+        let cfg = self.root.join(format!("sshd-{name}.conf"));
+        let pid = self.root.join(format!("sshd-{name}.pid"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "Port {port}\nListenAddress {addr}\nHostKey {r}/hostkey\n\
+                 AuthorizedKeysFile {r}/authorized_keys\nPermitRootLogin prohibit-password\n\
+                 PasswordAuthentication no\nStrictModes no\nSubsystem sftp internal-sftp\n\
+                 PidFile {}\n{env}",
+                pid.display()
+            ),
+        )
+        .unwrap();
+        let mut cmd = match ns {
+            Some(i) => self.on(i, "/usr/sbin/sshd"),
+            None => Command::new("/usr/sbin/sshd"),
+        };
+        run(cmd
+            .arg("-f")
+            .arg(&cfg)
+            .arg("-E")
+            .arg(self.root.join(format!("sshd-{name}.log"))));
+        self.sshd_pids.push(pid);
+    }
+
+    /// Host `i` (re)starts: its sshd with this boot id, and its sshfs mount of the site.
+    fn boot(&mut self, i: usize, boot_id: &str) {
+        let addr = self.ip(i);
+        self.sshd(
+            &format!("h{i}-{boot_id}"),
+            &addr,
+            22,
+            &format!("SetEnv NOWDB_BOOT_ID={boot_id}\n"),
+            Some(i),
+        );
+        let m = self.mount(i);
+        let _ = Command::new("fusermount3").arg("-uz").arg(&m).status();
+        std::fs::create_dir_all(&m).unwrap();
+        let opts = format!(
+            "IdentityFile={}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
+             dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io",
+            self.root.display()
+        );
+        let mut tries = 0;
+        loop {
+            let out = self
+                .on(i, "sshfs")
+                .args(["-p", "2222", "-o", &opts])
+                .arg(format!("root@{}.1:{}", self.net, self.site.display()))
+                .arg(&m)
+                .output()
+                .unwrap();
+            if out.status.success() {
+                break;
+            }
+            tries += 1;
+            assert!(
+                tries < 50,
+                "sshfs: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every process of host `i` dies at once (its sshd, runner, job and sshfs).
+    fn crash(&self, i: usize) {
+        let pids = run(Command::new("ip").args(["netns", "pids", &self.ns(i)]));
+        for pid in pids.split_whitespace() {
+            let _ = Command::new("kill").args(["-9", pid]).status();
+        }
+        let _ = Command::new("fusermount3")
+            .arg("-uz")
+            .arg(self.mount(i))
+            .status();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in &mut self.background {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for i in 1..=3 {
+            self.crash(i);
+            let _ = Command::new("ip")
+                .args(["netns", "del", &self.ns(i)])
+                .status();
+        }
+        for p in &self.sshd_pids {
+            if let Ok(pid) = std::fs::read_to_string(p) {
+                let _ = Command::new("kill").arg(pid.trim()).status();
+            }
+        }
+        let _ = Command::new("ip")
+            .args(["link", "del", &format!("{}br", self.tag)])
+            .status();
+    }
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Waits for a running record of host `host` on a range of 4+ pages with a checkpoint.
+fn wait_for_long_job(site: &Path, host: &str, deadline: Instant) -> record::RunningRecord {
+    let s = Site::new(site);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "host {host} never ran a long job"
+        );
+        for (_, rec) in record::read_host(&s, host).unwrap_or_default() {
+            let Ok((_, job)) = rec.job() else { continue };
+            if rec.child != 0
+                && job.last - job.first >= 4 * 32768
+                && s.checkpoint_file(&job).exists()
+            {
+                return rec;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn maildir_text(dir: &Path) -> String {
+    let mut all = String::new();
+    for sub in ["new", "cur"] {
+        for e in std::fs::read_dir(dir.join(sub)).into_iter().flatten() {
+            all += &std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+        }
+    }
+    all
+}
+
+#[test]
+fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
+    let mut c = Cluster::new(3);
+    let site = c.site.clone();
+    let host = |i: usize, extra: &str| {
+        format!(
+            "[[host]]\nname = \"h{i}\"\nssh = \"root@{}\"\nqueue = \"pm\"\nplatform = \"x86_64-linux\"\n\
+             memory_mb = 256\nrunners = 1\nsite = \"{}\"\n{extra}",
+            c.ip(i),
+            c.mount(i).display()
+        )
+    };
+    std::fs::write(
+        site.join("hosts.toml"),
+        host(1, "checkpoint_secs = 0\n")
+            + &host(2, "checkpoint_secs = 0\n")
+            + &host(3, "")
+            + "[mail]\ntransport = \"smtp\"\nsecurity = \"none\"\nserver = \"127.0.0.1\"\nport = 2525\n\
+               from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n",
+    )
+    .unwrap();
+    // 2..4 in one process, then the pair 2300/3200 through the queues; the reference gets
+    // the same pair in one process.
+    run(Command::new(JOBRUNNER).arg("--site").arg(&site).args([
+        "build-local",
+        "--pieces",
+        "4",
+        "--runners",
+        "2",
+    ]));
+    let reference = c.root.join("reference");
+    run(Command::new("cp").arg("-a").arg(&site).arg(&reference));
+    run(Command::new(ADDQ).arg("--site").arg(&site).args([
+        "--positions",
+        "262144",
+        "p",
+        "plan",
+        "2..5",
+        "--only",
+        "2300",
+    ]));
+
+    // Host 3: a real SMTP server on its loopback and the monitor.
+    let maildir = c.root.join("maildir");
+    let smtp = c
+        .on(3, "python3")
+        .args([
+            "-m",
+            "aiosmtpd",
+            "-n",
+            "-l",
+            "127.0.0.1:2525",
+            "-c",
+            "aiosmtpd.handlers.Mailbox",
+        ])
+        .arg(&maildir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    c.background.push(smtp);
+    let monitor = c
+        .on(3, WSMONITOR)
+        .arg("--site")
+        .arg(c.mount(3))
+        .args([
+            "--interval",
+            "1",
+            "--grace",
+            "4",
+            "--timeout",
+            "1",
+            "--ssh",
+            &c.ssh_command(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    c.background.push(monitor);
+
+    // Runners on hosts 1 and 2, started over ssh.
+    run(Command::new(DBSTART).arg("--site").arg(&site).args([
+        "h1",
+        "h2",
+        "--ssh",
+        &c.ssh_command(),
+    ]));
+
+    let deadline = Instant::now() + Duration::from_secs(1200);
+    // Host 2 reboots mid-job: down and up again at once, with a new boot id.
+    wait_for_long_job(&site, "h2", deadline);
+    c.crash(2);
+    c.boot(2, "boot-2-2");
+
+    // Host 1 crashes mid-job and comes back later with a new boot id.
+    let killed = wait_for_long_job(&site, "h1", deadline);
+    c.crash(1);
+    let monitor_log = site.join("logs/wsmonitor.log");
+    while !std::fs::read_to_string(&monitor_log)
+        .unwrap_or_default()
+        .contains("host h1 crashed")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "wsmonitor did not declare h1 crashed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Its record is gone: the job went back to the top of its queue (host 2 may have it now).
+    assert!(
+        !site
+            .join("running")
+            .join(format!("h1-{}-0", killed.pid))
+            .exists()
+    );
+    let log = std::fs::read_to_string(&monitor_log).unwrap();
+    assert!(log.contains(&killed.line), "{log}");
+    c.boot(1, "boot-1-2");
+
+    // The build finishes: queues empty, nothing running, every slice verified.
+    let s = Site::new(&site);
+    loop {
+        assert!(Instant::now() < deadline, "the build did not finish");
+        let queued: usize = ["prime", "small"]
+            .iter()
+            .map(|q| {
+                std::fs::read_to_string(site.join("queues").join(q))
+                    .unwrap_or_default()
+                    .lines()
+                    .count()
+            })
+            .sum();
+        let verified = ["2300.--", "3200.--"]
+            .iter()
+            .all(|x| site.join(format!("work/ckpt/db-{x}.verified")).exists());
+        if queued == 0 && record::read_all(&s).unwrap_or_default().is_empty() && verified {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let log = std::fs::read_to_string(&monitor_log).unwrap();
+    for needle in [
+        "host h1 crashed",
+        "host h1 is back",
+        "started runners on h1",
+        "host h2 rebooted",
+        "started runners on h2",
+    ] {
+        assert!(log.contains(needle), "{needle}:\n{log}");
+    }
+
+    // Byte-identical to the in-process build.
+    run(Command::new(JOBRUNNER).arg("--site").arg(&reference).args([
+        "build-local",
+        "--pieces",
+        "5",
+        "--runners",
+        "2",
+        "--only",
+        "2300",
+    ]));
+    for d in ["solved", "db"] {
+        let (a, b) = (files(&reference.join(d)), files(&site.join(d)));
+        assert_eq!(
+            a.keys().collect::<Vec<_>>(),
+            b.keys().collect::<Vec<_>>(),
+            "{d}/ names"
+        );
+        for (name, bytes) in &a {
+            assert!(&b[name] == bytes, "{d}/{name} differs");
+        }
+    }
+    // The operator was told, through the real SMTP server.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mail = maildir_text(&maildir);
+        if mail.contains("host h1 crashed") && mail.contains("host h2 rebooted") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "mail not received:\n{mail}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(c);
+}
