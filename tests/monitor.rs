@@ -276,3 +276,74 @@ fn a_bad_hosts_toml_is_a_clear_error() {
     );
     let _ = std::fs::remove_dir_all(&site);
 }
+
+/// ssh fails when the monitor restarts a returning host's runners: the failure is an action,
+/// logged and mailed, and the monitor goes on with its round.
+#[test]
+fn an_ssh_failure_is_reported_and_the_round_goes_on() {
+    let site = fresh_dir("sshfail");
+    let w1 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let p1 = w1.local_addr().unwrap().port();
+    let w2 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let p2 = w2.local_addr().unwrap().port();
+    std::fs::write(
+        site.join("hosts.toml"),
+        format!(
+            "[[host]]\nname = \"w1\"\nssh = \"127.0.0.1:{p1}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
+             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n"
+        ),
+    )
+    .unwrap();
+    let failing = site.join("failing-ssh");
+    std::fs::write(
+        &failing,
+        "#!/bin/sh\necho 'ssh: connect to host: No route to host' >&2\nexit 255\n",
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&failing)
+        .status()
+        .unwrap();
+    let round = |now: u64| {
+        let out = Command::new(WSMONITOR)
+            .arg("--site")
+            .arg(&site)
+            .args([
+                "--once",
+                "--grace",
+                "600",
+                "--timeout",
+                "1",
+                "--now",
+                &now.to_string(),
+            ])
+            .args(["--ssh", &failing.to_string_lossy()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let t0 = 1_800_000_000;
+    round(t0);
+    drop(w1);
+    round(t0 + 60);
+    assert!(round(t0 + 700).contains("host w1 crashed"));
+    let _w1 = TcpListener::bind(("127.0.0.1", p1)).unwrap();
+    let out = round(t0 + 800);
+    assert!(out.contains("could not start runners on w1"), "{out}");
+    let log = std::fs::read_to_string(site.join("logs/wsmonitor.log")).unwrap();
+    assert!(log.contains("No route to host"), "{log}");
+    let alerts: String = std::fs::read_dir(site.join("mail/outbox"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(alerts.contains("could not start runners on w1"));
+    // w2 was checked in every round all the same.
+    assert_eq!(
+        nowdb::monitor::read_state(&Site::new(&site), "w2").status,
+        "up"
+    );
+    drop(w2);
+    let _ = std::fs::remove_dir_all(&site);
+}
