@@ -432,7 +432,18 @@ impl Daemon<'_> {
                         return self.fail(runner, &path, rec, &format!("moving the pair on: {e}"));
                     }
                 }
-                std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    // wsmonitor took this host for crashed and requeued the job meanwhile: it
+                    // will run again, with the same result (the operator was mailed).
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.say(
+                        runner,
+                        &format!(
+                            "the running record of \"{line}\" was gone at the end: the job was requeued while it ran"
+                        ),
+                    ),
+                    Err(e) => return Err(format!("{}: {e}", path.display())),
+                }
                 self.jobs.fetch_add(1, Ordering::Relaxed);
                 self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
                 self.wake.bump();
