@@ -155,7 +155,9 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
     let quiet = round(&site, t0 + 760);
     assert!(text(&quiet.stdout).starts_with("0 action(s)"));
 
-    // It answers again: runners restarted over ssh, no longer crashed.
+    // It answers again, with the same boot (its runners' heartbeat is fresh): it was only cut
+    // off, so its old runners are stopped before new ones start; no longer crashed.
+    heartbeat(&site, "w2", "boot-A", t0 + 790);
     let _w2 = TcpListener::bind(("127.0.0.1", p2)).unwrap();
     let out = round(&site, t0 + 800);
     let stdout = text(&out.stdout);
@@ -169,6 +171,8 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
         ssh.contains(&format!("-p {p2} 127.0.0.1")) && ssh.contains("daemon --host 'w2'"),
         "{ssh}"
     );
+    assert!(stdout.contains("stopped the old runners on w2"), "{stdout}");
+    assert!(ssh.contains("pkill -TERM -f 'daemon --host w2$'"), "{ssh}");
 
     // w1 reboots between two rounds (its runners' heartbeat shows a new boot id): its jobs
     // of the old boot are requeued and its runners started.

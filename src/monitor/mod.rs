@@ -356,8 +356,6 @@ fn check_host(
         }
         ("crashed", true) => {
             remove_crashed(site, name)?;
-            // Jobs recorded since the crash was declared belong to runners still alive on a
-            // host that only lost its network; those of the old boot are requeued.
             rep.act(
                 now,
                 &format!("host {name} is back"),
@@ -366,6 +364,19 @@ fn check_host(
                     now.saturating_sub(st.since)
                 ),
             );
+            // The same boot: it was cut off, not down, and its old runners may still be
+            // working on the jobs that were requeued. Stop them (they checkpoint) before
+            // starting new ones.
+            if boot_now.is_some() && boot_now.as_deref() == Some(st.boot_id.as_str()) {
+                match start::stop_runners(h, &opts.start) {
+                    Ok(how) => rep.act(now, &format!("stopped the old runners on {name}"), &how),
+                    Err(e) => rep.act(
+                        now,
+                        &format!("could not stop the old runners on {name}"),
+                        &e,
+                    ),
+                }
+            }
             restart(site, h, opts, now, rep);
             st.status = "up".into();
             st.since = now;

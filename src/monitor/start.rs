@@ -96,6 +96,35 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
     ))
 }
 
+/// Stops `host`'s runner daemons (SIGTERM: their jobs checkpoint and are requeued): the
+/// fence for a host that was only cut off while its jobs were given to others.
+pub fn stop_runners(host: &Host, opts: &StartOptions) -> Result<String, String> {
+    // The daemon's command line ends in `daemon --host NAME` (start_runners writes it so).
+    let pattern = format!("daemon --host {}$", host.name);
+    let command = format!(
+        "pkill -TERM -f {}; test $? -le 1",
+        quote(Path::new(&pattern))
+    );
+    if host.name == opts.local_host {
+        let out = Command::new("sh")
+            .args(["-c", &command])
+            .output()
+            .map_err(|e| format!("running pkill: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "pkill: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    } else {
+        ssh(host, opts, &command)?;
+    }
+    Ok(format!(
+        "SIGTERM to every `{pattern}` process on {}",
+        host.name
+    ))
+}
+
 /// Runs `command` on `host` over ssh; returns its standard output.
 pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, String> {
     // user@host:port -> ssh -p port user@host
