@@ -399,3 +399,62 @@ fn bad_configuration_is_a_clear_error() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("3 runner(s) on queues slow"));
 }
+
+#[test]
+fn dbstatus_reports_runners_slices_and_totals() {
+    let site = fresh_dir("status");
+    addq(&site, &["p", "plan", "2..3"]);
+    let dbstatus = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_dbstatus"))
+            .arg("--site")
+            .arg(&site)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let before = dbstatus(&["summary", "--pieces", "3"]);
+    assert!(
+        before.contains("solved 0 slices") && before.contains("queued 1824 jobs"),
+        "{before}"
+    );
+    let out = run_daemon(
+        &site,
+        &[
+            "--host",
+            "t",
+            "--queues",
+            "pm",
+            "--runners",
+            "2",
+            "--until-empty",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let after = dbstatus(&["summary", "--pieces", "3"]);
+    assert!(
+        after.contains("solved 304 slices (100.0% of positions), built 304, verified 304")
+            && after.contains("queued 0 jobs"),
+        "{after}"
+    );
+    let slice = dbstatus(&["slice", "1200"]);
+    assert!(slice.contains("stage done, in solved/"), "{slice}");
+    for phase in [
+        "cap\t0\t100.0%",
+        "fill\t0\t100.0%",
+        "build\t0\t100.0%",
+        "ver\t0\t100.0%",
+    ] {
+        assert!(slice.contains(phase), "{phase}: {slice}");
+    }
+    let json = dbstatus(&["--json", "slice", "1200"]);
+    assert!(
+        json.contains("\"stage\":\"done\"") && json.contains("\"phase\":\"noio\""),
+        "{json}"
+    );
+    let runners = dbstatus(&["runners"]);
+    assert!(runners.starts_with("host\trunner\tstate"), "{runners}");
+    assert!(dbstatus(&["--json", "runners"]).contains("\"running\":[]"));
+    let _ = std::fs::remove_dir_all(&site);
+}

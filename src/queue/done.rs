@@ -64,7 +64,16 @@ pub fn write(
     write().map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
-fn parse_record(name: &str, text: &str) -> Option<DoneRecord> {
+/// What a record's name says: `<phase>-r<round>-<first>-<last>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordName {
+    pub phase: Phase,
+    pub round: u32,
+    pub first: u64,
+    pub last: u64,
+}
+
+fn parse_name(name: &str) -> Option<RecordName> {
     let mut parts = name.splitn(4, '-');
     let phase: Phase = match parts.next()? {
         "cap" => Phase::Cap,
@@ -77,14 +86,20 @@ fn parse_record(name: &str, text: &str) -> Option<DoneRecord> {
         "ver" => Phase::Ver,
         _ => return None,
     };
-    let round = parts.next()?.strip_prefix('r')?.parse().ok()?;
-    let first = parts.next()?.parse().ok()?;
-    let last = parts.next()?.parse().ok()?;
-    let mut rec = DoneRecord {
+    Some(RecordName {
         phase,
-        round,
-        first,
-        last,
+        round: parts.next()?.strip_prefix('r')?.parse().ok()?,
+        first: parts.next()?.parse().ok()?,
+        last: parts.next()?.parse().ok()?,
+    })
+}
+
+fn parse_record(n: RecordName, text: &str) -> Option<DoneRecord> {
+    let mut rec = DoneRecord {
+        phase: n.phase,
+        round: n.round,
+        first: n.first,
+        last: n.last,
         stats: PhaseStats::default(),
         host: String::new(),
         seconds: 0.0,
@@ -106,9 +121,10 @@ fn parse_record(name: &str, text: &str) -> Option<DoneRecord> {
     Some(rec)
 }
 
-/// Every done record of `slice` (any phase). A record that does not parse is an error naming
-/// it: silently skipping it could hold a phase back forever or, worse, hide damage.
-pub fn records(site: &Site, slice: &Slice) -> Result<Vec<DoneRecord>, String> {
+/// The records of `slice` by name only: one directory listing, no file opened (what decides
+/// completeness, cheap on a network filesystem). A name that does not parse is an error
+/// naming it: silently skipping it could hold a phase back forever or, worse, hide damage.
+pub fn names(site: &Site, slice: &Slice) -> Result<Vec<(PathBuf, RecordName)>, String> {
     let dir = slice_dir(site, slice);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
@@ -122,14 +138,29 @@ pub fn records(site: &Site, slice: &Slice) -> Result<Vec<DoneRecord>, String> {
         if name.starts_with('.') {
             continue; // a record being written
         }
-        let text = std::fs::read_to_string(e.path())
-            .map_err(|err| format!("{}: {err}", e.path().display()))?;
-        let rec = parse_record(&name, &text)
+        let n = parse_name(&name)
             .ok_or_else(|| format!("{}: not a done record", e.path().display()))?;
-        out.push(rec);
+        out.push((e.path(), n));
     }
-    out.sort_by_key(|r| (r.phase, r.round, r.first));
+    out.sort_by_key(|(_, n)| (n.phase, n.round, n.first));
     Ok(out)
+}
+
+fn read_records(
+    found: impl Iterator<Item = (PathBuf, RecordName)>,
+) -> Result<Vec<DoneRecord>, String> {
+    found
+        .map(|(path, n)| {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|err| format!("{}: {err}", path.display()))?;
+            parse_record(n, &text).ok_or_else(|| format!("{}: not a done record", path.display()))
+        })
+        .collect()
+}
+
+/// Every done record of `slice` (any phase), with its statistics.
+pub fn records(site: &Site, slice: &Slice) -> Result<Vec<DoneRecord>, String> {
+    read_records(names(site, slice)?.into_iter())
 }
 
 /// Positions of `[0, count)` the ranges cover (overlaps counted once).
@@ -147,28 +178,33 @@ pub fn covered(ranges: &mut [(u64, u64)], count: u64) -> u64 {
 }
 
 /// How far `phase` (`round`) of `slice` has got: positions covered by done records, and the
-/// statistics summed over them.
+/// statistics summed over them (only those records are read).
 pub fn progress(
     site: &Site,
     slice: &Slice,
     phase: Phase,
     round: u32,
 ) -> Result<(u64, PhaseStats), String> {
+    let found = names(site, slice)?
+        .into_iter()
+        .filter(|(_, n)| n.phase == phase && n.round == round);
     let mut ranges = Vec::new();
     let mut stats = PhaseStats::default();
-    for r in records(site, slice)?
-        .into_iter()
-        .filter(|r| r.phase == phase && r.round == round)
-    {
+    for r in read_records(found)? {
         ranges.push((r.first, r.last));
         stats.add(&r.stats);
     }
     Ok((covered(&mut ranges, slice.count()), stats))
 }
 
-/// Whether `phase` (`round`) of `slice` is done on every position.
+/// Whether `phase` (`round`) of `slice` is done on every position (from the names alone).
 pub fn is_complete(site: &Site, slice: &Slice, phase: Phase, round: u32) -> Result<bool, String> {
-    Ok(progress(site, slice, phase, round)?.0 == slice.count())
+    let mut ranges: Vec<(u64, u64)> = names(site, slice)?
+        .into_iter()
+        .filter(|(_, n)| n.phase == phase && n.round == round)
+        .map(|(_, n)| (n.first, n.last))
+        .collect();
+    Ok(covered(&mut ranges, slice.count()) == slice.count())
 }
 
 #[cfg(test)]

@@ -351,12 +351,13 @@ pub fn plan_lines(
                 out.push((*pair, QueueLine::Job(j)));
             }
         };
-        let records: Vec<Vec<done::DoneRecord>> = slices
+        let records: Vec<Vec<_>> = slices
             .iter()
-            .map(|s| done::records(site, s))
+            .map(|s| done::names(site, s))
             .collect::<Result<_, _>>()?;
         let started = stage_path(site, pair).exists() || records.iter().any(|r| !r.is_empty());
-        let phase_started = |k: usize, phase: Phase| records[k].iter().any(|r| r.phase == phase);
+        let phase_started =
+            |k: usize, phase: Phase| records[k].iter().any(|(_, n)| n.phase == phase);
         if !started && !slices.iter().all(|s| site.is_solved(s)) {
             for phase in [Phase::Cap, Phase::WinMove, Phase::Lookup] {
                 for s in &slices {

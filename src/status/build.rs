@@ -22,6 +22,25 @@ fn job_progress(site: &Site, rec: &record::RunningRecord) -> Option<(u64, u64)> 
     Some((done, size))
 }
 
+/// What wsmonitor and the runners' heartbeat say of a host.
+fn host_health(site: &Site, host: &str, now: u64) -> String {
+    let st = crate::monitor::read_state(site, host);
+    let monitor = match st.since {
+        0 => "not seen by wsmonitor yet".to_string(),
+        t => format!("{} since {}", st.status, utc_timestamp(t)),
+    };
+    let beat = match crate::monitor::read_heartbeat(site, host) {
+        Some((_, t)) => format!("heartbeat {}s ago", now.saturating_sub(t)),
+        None => "no heartbeat".into(),
+    };
+    let paused = if crate::watch::pause_path(site, host).exists() {
+        "; paused by wswatch"
+    } else {
+        ""
+    };
+    format!("{monitor}, {beat}{paused}")
+}
+
 /// `dbstatus runners`: the hosts of `hosts.toml` and every running record: host, runner,
 /// state, job, progress, since.
 pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
@@ -59,8 +78,12 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             .iter()
             .map(|h| {
                 format!(
-                    "{{\"name\":\"{}\",\"queue\":\"{}\",\"runners\":{},\"memory_mb\":{}}}",
-                    h.name, h.queue, h.runners, h.memory_mb
+                    "{{\"name\":\"{}\",\"queue\":\"{}\",\"runners\":{},\"memory_mb\":{},\"health\":{:?}}}",
+                    h.name,
+                    h.queue,
+                    h.runners,
+                    h.memory_mb,
+                    host_health(site, &h.name, now)
                 )
             })
             .collect();
@@ -82,8 +105,12 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
         for h in &hosts {
             let busy = rows.iter().filter(|r| r.0 == h.name).count();
             t += &format!(
-                "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now\n",
-                h.name, h.queue, h.runners, h.memory_mb
+                "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now; {}\n",
+                h.name,
+                h.queue,
+                h.runners,
+                h.memory_mb,
+                host_health(site, &h.name, now)
             );
         }
         t += "host\trunner\tstate\tjob\tprogress\tsince\n";
