@@ -165,18 +165,19 @@ impl Reporter<'_> {
     }
 }
 
-/// Requeues every running job of `host` (not the failed ones) at the top of its queue.
+/// Requeues the running jobs of `host` (not the failed ones, nor those of boot `keep_boot`,
+/// whose runners live) at the top of their queues.
 fn requeue_host_jobs(
     site: &Site,
     here: &Machine,
     host: &str,
-    only_boot: Option<&str>,
+    keep_boot: Option<&str>,
     rep: &mut Reporter,
     now: u64,
 ) -> Result<Vec<String>, String> {
     let mut requeued = Vec::new();
     for (path, rec) in record::read_host(site, host)? {
-        if rec.failed.is_some() || only_boot.is_some_and(|b| rec.boot_id != b) {
+        if rec.failed.is_some() || keep_boot.is_some_and(|b| rec.boot_id == b) {
             continue;
         }
         let mut log = |m: String| rep.say(now, &m);
@@ -272,23 +273,24 @@ fn check_host(
     let name = &h.name;
     match (st.status.as_str(), answers) {
         ("up", true) => {
-            // A new boot id with the host up: it rebooted between two rounds.
-            if let Some(b) = &boot_now
-                && !st.boot_id.is_empty()
-                && *b != st.boot_id
-            {
-                let old = st.boot_id.clone();
-                let jobs = requeue_host_jobs(site, here, name, Some(&old), rep, now)?;
-                rep.act(
-                    now,
-                    &format!("host {name} rebooted"),
-                    &format!(
-                        "new boot id {b}; requeued {} job(s) at the top: {}",
-                        jobs.len(),
-                        jobs.join(", ")
-                    ),
-                );
-                restart(site, h, opts, now, rep);
+            // A new boot id with the host up: it rebooted between two rounds. Records of
+            // another boot are orphans too when this monitor never saw the old boot (a reboot
+            // before its first round).
+            if let Some(b) = &boot_now {
+                let new_boot = !st.boot_id.is_empty() && *b != st.boot_id;
+                let jobs = requeue_host_jobs(site, here, name, Some(b), rep, now)?;
+                if new_boot || !jobs.is_empty() {
+                    rep.act(
+                        now,
+                        &format!("host {name} rebooted"),
+                        &format!(
+                            "boot id {b}; requeued {} job(s) of the old boot at the top: {}",
+                            jobs.len(),
+                            jobs.join(", ")
+                        ),
+                    );
+                    restart(site, h, opts, now, rep);
+                }
             }
             if let Some(b) = boot_now {
                 st.boot_id = b;
@@ -326,7 +328,7 @@ fn check_host(
         ("down", true) => {
             let rebooted = boot_now.as_ref().is_some_and(|b| *b != st.boot_id);
             if rebooted {
-                let jobs = requeue_host_jobs(site, here, name, Some(&st.boot_id), rep, now)?;
+                let jobs = requeue_host_jobs(site, here, name, boot_now.as_deref(), rep, now)?;
                 rep.act(
                     now,
                     &format!("host {name} rebooted"),
