@@ -122,22 +122,13 @@ impl<'a> IntoIterator for &'a MoveList {
 /// Black pieces that can capture right now (bitboard-parallel; no allocation).
 #[inline]
 fn capturers(pos: &Position) -> u32 {
+    // A piece can jump in `dir` when the square beyond it in `dir` holds a white piece and
+    // the one beyond that is empty: two steps back from the empty squares, no branch.
+    // Written out per direction so every shift is a constant (a loop over the directions
+    // gets vectorised into variable shifts, which is slower).
     let empty = pos.empty();
-    let mut found = 0;
-    for dir in 0..4 {
-        let movers = if dir < 2 {
-            pos.black
-        } else {
-            pos.black_kings()
-        };
-        let landing = step(step(movers, dir) & pos.white, dir) & empty;
-        if landing != 0 {
-            // Walk the landing squares back to their jumpers.
-            let back = 3 - dir;
-            found |= step(step(landing, back) & pos.white, back) & movers;
-        }
-    }
-    found
+    let jumps = |dir: usize| step(step(empty, 3 - dir) & pos.white, 3 - dir);
+    (jumps(0) | jumps(1)) & pos.black | (jumps(2) | jumps(3)) & pos.black_kings()
 }
 
 /// Whether Black has a capture (and so must capture).
@@ -175,31 +166,54 @@ fn generate<const MERGE: bool>(pos: &Position, list: &mut MoveList) {
         }
         return;
     }
-    // Plain moves, bitboard-parallel: one pass per direction over all movers at once.
+    // Plain moves, bitboard-parallel. The targets of two directions share one 64-bit word
+    // (bit 32 * k + to), so a single loop walks them: a loop per direction costs a
+    // mispredicted exit each, more than the moves themselves.
     let empty = pos.empty();
-    for dir in 0..4 {
-        let movers = if dir < 2 {
-            pos.black
-        } else {
-            pos.black_kings()
-        };
-        let back = &NEIGHBOUR[3 - dir];
-        let mut targets = step(movers, dir) & empty;
-        while targets != 0 {
-            let to = targets.trailing_zeros() as u8;
-            targets &= targets - 1;
-            let from = back[to as usize];
-            list.push(Move {
-                from,
-                to,
-                captures: 0,
-                crowns: to >= 28 && pos.kings & (1 << from) == 0,
-            });
-        }
+    let forward = (step(pos.black, 0) & empty) as u64 | ((step(pos.black, 1) & empty) as u64) << 32;
+    push_plain_moves(forward, &FROM_FORWARD, pos.kings, list);
+    let kings = pos.black_kings();
+    if kings != 0 {
+        let backward = (step(kings, 2) & empty) as u64 | ((step(kings, 3) & empty) as u64) << 32;
+        push_plain_moves(backward, &FROM_BACKWARD, u32::MAX, list);
+    }
+}
+
+/// `FROM_FORWARD[32 * k + to]`: the square a piece moving in direction `k` (0 or 1) to `to`
+/// came from; `FROM_BACKWARD` the same for directions 2 and 3.
+const fn build_from(first_dir: usize) -> [u8; 64] {
+    let mut t = [NONE; 64];
+    let mut i = 0;
+    while i < 64 {
+        t[i] = NEIGHBOUR[3 - (first_dir + i / 32)][i % 32];
+        i += 1;
+    }
+    t
+}
+
+const FROM_FORWARD: [u8; 64] = build_from(0);
+const FROM_BACKWARD: [u8; 64] = build_from(2);
+
+/// Pushes the plain moves whose targets are the bits of `targets` (see [`FROM_FORWARD`]); a
+/// man (a mover not in `kings`) reaching rank 7 is crowned.
+#[inline(always)]
+fn push_plain_moves(mut targets: u64, from_table: &[u8; 64], kings: u32, list: &mut MoveList) {
+    while targets != 0 {
+        let bit = targets.trailing_zeros() as usize;
+        targets &= targets - 1;
+        let to = (bit % 32) as u8;
+        let from = from_table[bit];
+        list.push(Move {
+            from,
+            to,
+            captures: 0,
+            crowns: to >= 28 && kings & (1 << from) == 0,
+        });
     }
 }
 
 /// Continues a capture sequence of the piece that started on `from` and now stands on `at`.
+#[inline]
 fn extend_capture<const MERGE: bool>(
     from: u8,
     at: u8,
@@ -209,18 +223,36 @@ fn extend_capture<const MERGE: bool>(
     empty: u32,
     list: &mut MoveList,
 ) {
-    let mut continued = false;
-    let dirs = if king { 4 } else { 2 };
-    for table in &NEIGHBOUR[..dirs] {
-        let over = table[at as usize];
-        if over == NONE || white & (1 << over) == 0 {
+    // Where the piece can land next, per direction, as bitboards (at most one bit each):
+    // most sequences end after one jump, and this tells so without a branch per direction.
+    let at_bit = 1u32 << at;
+    let landing = |dir: usize| step(step(at_bit, dir) & white, dir) & empty;
+    let lands = if king {
+        [landing(0), landing(1), landing(2), landing(3)]
+    } else {
+        [landing(0), landing(1), 0, 0]
+    };
+    if lands == [0; 4] {
+        if captured != 0 {
+            let m = Move {
+                from,
+                to: at,
+                captures: captured,
+                crowns: false,
+            };
+            // Only a king can reach the same square with the same pieces by two paths.
+            if !(MERGE && king && list.iter().any(|x| *x == m)) {
+                list.push(m);
+            }
+        }
+        return;
+    }
+    for (dir, &land_bit) in lands.iter().enumerate() {
+        if land_bit == 0 {
             continue;
         }
-        let land = table[over as usize];
-        if land == NONE || empty & (1 << land) == 0 {
-            continue;
-        }
-        continued = true;
+        let over = NEIGHBOUR[dir][at as usize];
+        let land = land_bit.trailing_zeros() as u8;
         let taken = captured | (1 << over);
         if !king && land >= 28 {
             // Crowned mid-jump: the move ends here.
@@ -232,18 +264,6 @@ fn extend_capture<const MERGE: bool>(
             });
         } else {
             extend_capture::<MERGE>(from, land, king, taken, white & !(1 << over), empty, list);
-        }
-    }
-    if !continued && captured != 0 {
-        let m = Move {
-            from,
-            to: at,
-            captures: captured,
-            crowns: false,
-        };
-        // Only a king can reach the same square with the same pieces by two paths.
-        if !(MERGE && king && list.iter().any(|x| *x == m)) {
-            list.push(m);
         }
     }
 }
