@@ -548,9 +548,9 @@ mod tests {
 
     #[test]
     fn unrank_tables_agree_with_the_search() {
-        for i in 2..=4usize {
+        for (i, row) in BINOMIAL_BY_K.iter().enumerate().take(5).skip(2) {
             for rank in 0..binomial(32, i as u32) {
-                let searched = last_at_most(i - 1, 32, rank, |x| BINOMIAL_BY_K[i][x]);
+                let searched = last_at_most(i - 1, 32, rank, |x| row[x]);
                 assert_eq!(
                     colex_top(rank, i, 32),
                     searched,
