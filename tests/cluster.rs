@@ -158,13 +158,20 @@ impl Cluster {
     }
 
     /// Host `i` (re)starts: its sshd with this boot id, and its sshfs mount of the site.
+    ///
+    /// Each host has a home directory of its own, as real machines do. Sharing this
+    /// machine's made a crash (kill -9 of everything on the host) able to kill a login
+    /// script holding a lock in that home (pyenv's rehash lock), and every later ssh command
+    /// of every host then waited a minute for it.
     fn boot(&mut self, i: usize, boot_id: &str) {
         let addr = self.ip(i);
+        let home = self.root.join(format!("home-h{i}"));
+        std::fs::create_dir_all(&home).unwrap();
         self.sshd(
             &format!("h{i}-{boot_id}"),
             &addr,
             22,
-            &format!("SetEnv NOWDB_BOOT_ID={boot_id}\n"),
+            &format!("SetEnv NOWDB_BOOT_ID={boot_id} HOME={}\n", home.display()),
             Some(i),
         );
         let m = self.mount(i);
@@ -247,13 +254,38 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// What a failed wait prints: the last lines of every log, the running records, heartbeats
+/// and queue lengths of the site.
+fn diagnostics(site: &Path) -> String {
+    let mut out = String::new();
+    let tail = |path: &Path, n: usize| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    };
+    for dir in ["logs", "running", "heartbeats", "queues", "pause"] {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(site.join(dir))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        for path in names {
+            let n = if dir == "logs" { 25 } else { 3 };
+            out += &format!("--- {}\n{}\n", path.display(), tail(&path, n));
+        }
+    }
+    out
+}
+
 /// Waits for a running record of host `host` on a range of 4+ pages with a checkpoint.
 fn wait_for_long_job(site: &Path, host: &str, deadline: Instant) -> record::RunningRecord {
     let s = Site::new(site);
     loop {
         assert!(
             Instant::now() < deadline,
-            "host {host} never ran a long job"
+            "host {host} never ran a long job\n{}",
+            diagnostics(site)
         );
         for (_, rec) in record::read_host(&s, host).unwrap_or_default() {
             let Ok((_, job)) = rec.job() else { continue };
@@ -278,11 +310,7 @@ fn maildir_text(dir: &Path) -> String {
     all
 }
 
-/// Ignored in CI for now: it passed 4 times out of 5 here, and once host 2 never showed a
-/// checkpointed job within 10 minutes (not understood yet). Run it with
-/// `cargo test --release --test cluster -- --ignored`.
 #[test]
-#[ignore]
 fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     let mut c = Cluster::new(3);
     let site = c.site.clone();
@@ -401,7 +429,8 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     while !requeued(&std::fs::read_to_string(&monitor_log).unwrap_or_default()) {
         assert!(
             Instant::now() < deadline,
-            "wsmonitor did not declare h1 crashed"
+            "wsmonitor did not declare h1 crashed\n{}",
+            diagnostics(&site)
         );
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -412,7 +441,11 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     // The build finishes: queues empty, nothing running, every slice verified.
     let s = Site::new(&site);
     loop {
-        assert!(Instant::now() < deadline, "the build did not finish");
+        assert!(
+            Instant::now() < deadline,
+            "the build did not finish\n{}",
+            diagnostics(&site)
+        );
         let queued: usize = ["prime", "small"]
             .iter()
             .map(|q| {

@@ -15,7 +15,9 @@ use std::time::Duration;
                   their checkpoints) and it is listed in SITE/crashed. A host that answers with a \
                   new boot id (from its runners' heartbeat) rebooted: the same, at once. When a \
                   host answers again its runners are started (dbstart). Every action goes to \
-                  SITE/logs/wsmonitor.log and is mailed ([mail] of hosts.toml)."
+                  SITE/logs/wsmonitor.log and is mailed ([mail] of hosts.toml). A command run \
+                  over ssh (boot id, starting runners) that has not finished after 60 s is \
+                  killed and reported, so one hung host never stalls the round."
 )]
 struct Args {
     #[command(flatten)]

@@ -5,7 +5,9 @@
 use crate::hosts::{Host, Hosts};
 use crate::solve::Site;
 use std::path::{Path, PathBuf};
+use std::io::Read;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
 pub struct StartOptions {
@@ -13,6 +15,9 @@ pub struct StartOptions {
     pub ssh: Vec<String>,
     /// This machine's name in hosts.toml: its runners start without ssh.
     pub local_host: String,
+    /// A remote command still running after this long is killed and reported: a host whose
+    /// login hangs (a dead network mount, a stuck login script) must not stall the monitor.
+    pub command_timeout: Duration,
 }
 
 impl Default for StartOptions {
@@ -24,6 +29,7 @@ impl Default for StartOptions {
             local_host: nix::unistd::gethostname()
                 .map(|h| h.to_string_lossy().into_owned())
                 .unwrap_or_default(),
+            command_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -138,20 +144,50 @@ pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, St
     if let Some(p) = &port {
         cmd.args(["-p", p]);
     }
-    let result = cmd
+    let mut child = cmd
         .arg(&target)
         .arg(command)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("running {program}: {e}"))?;
-    if !result.status.success() {
-        return Err(format!(
-            "{program} {target}: {}: {}",
-            result.status,
-            String::from_utf8_lossy(&result.stderr).trim()
-        ));
+    // The pipes are drained beside the wait, so a chatty command cannot block on them.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let deadline = Instant::now() + opts.command_timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{program} {target}: no answer within {} s, killed",
+                    opts.command_timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for {program}: {e}")),
+        }
+    };
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    if !status.success() {
+        return Err(format!("{program} {target}: {status}: {}", stderr.trim()));
     }
-    Ok(String::from_utf8_lossy(&result.stdout).into_owned())
+    Ok(stdout)
 }
 
 /// The host's boot id: this machine's own, or asked over ssh (`NOWDB_BOOT_ID` in the remote
@@ -197,5 +233,35 @@ pub fn dbstart(
             done.iter().map(|d| format!("{d}\n")).collect::<String>(),
             failed.join("\n")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_command_that_hangs_is_killed_and_reported() {
+        let host: Host = toml::from_str(
+            "name = \"slow\"\nssh = \"root@slow\"\nqueue = \"p\"\nplatform = \"x\"\nmemory_mb = 1",
+        )
+        .unwrap();
+        // "ssh" here is a shell that ignores the target and the command and sleeps.
+        let opts = StartOptions {
+            ssh: ["sh", "-c", "sleep 30", "ssh"].map(String::from).to_vec(),
+            local_host: "here".into(),
+            command_timeout: Duration::from_millis(300),
+        };
+        let t = Instant::now();
+        let err = ssh(&host, &opts, "true").unwrap_err();
+        assert!(err.contains("no answer within"), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+        let quick = StartOptions {
+            ssh: ["sh", "-c", "echo out; echo err >&2", "ssh"]
+                .map(String::from)
+                .to_vec(),
+            ..opts
+        };
+        assert_eq!(ssh(&host, &quick, "true").unwrap(), "out\n");
     }
 }
