@@ -1,7 +1,9 @@
 //! The runner daemons building through the queues: 4 runners give the same bytes as the
-//! in-process build; SIGTERM requeues the rest of a job at the top; a SIGKILLed runner's
-//! stale record is found and its job resumed from its checkpoint, still byte-identical;
-//! `stop`, failures, jobs that can never run and bad configuration are clear.
+//! in-process build, with phase jobs for every pair; SIGTERM requeues the rest of a job at
+//! the top; a SIGKILLed runner's stale record is found and its job resumed from its
+//! checkpoint, still byte-identical (small pairs as `pair` jobs there); a stopped `pair` job
+//! starts its pair again and ends byte-identical; `stop`, failures, jobs that can never run
+//! and bad configuration are clear.
 
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::Queue;
@@ -120,8 +122,20 @@ fn reference5() -> &'static Path {
 #[test]
 fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
     let site = fresh_dir("four");
-    // Small mini-slices, so that the larger slices are split across runners.
-    addq(&site, &["--positions", "262144", "p", "plan", "2..5"]);
+    // Small mini-slices, so that the larger slices are split across runners; phase jobs
+    // for every pair (no `pair` jobs), so that the stage machine in files does it all.
+    addq(
+        &site,
+        &[
+            "--positions",
+            "262144",
+            "--pair-below",
+            "0",
+            "p",
+            "plan",
+            "2..5",
+        ],
+    );
     let runners: Vec<Child> = (0..4)
         .map(|_| {
             spawn_daemon(
@@ -288,6 +302,77 @@ fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
     let _ = std::fs::remove_dir_all(&site);
 }
 
+/// A `pair` job stopped on the way (here by its deadline; SIGTERM sets the same flag)
+/// exits 3 without publishing; run again it starts the pair from nothing, over the
+/// unsynced work it left, and ends with the same bytes as the in-process build.
+#[test]
+fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
+    let site = fresh_dir("pair");
+    assert!(
+        Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", reference5().display()))
+            .arg(&site)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The largest 5-piece pair under the pair-job size, taken out of the copy.
+    let plan = nowdb::slice::plan(5);
+    let pair = plan
+        .pairs()
+        .filter(|p| p.0.pieces() == 5 && p.count() < nowdb::queue::addq::SMALL_PAIR_POSITIONS)
+        .max_by_key(|p| p.count())
+        .copied()
+        .unwrap();
+    let s = Site::new(&site);
+    for x in pair.slices() {
+        for f in [
+            s.solved_file(&x),
+            nowdb::db::probe::slice_path(&s.db_dir(), &x),
+            nowdb::solve::stage::verified_marker(&s, &x),
+        ] {
+            std::fs::remove_file(&f).unwrap();
+        }
+    }
+    let run = |extra: &[&str]| {
+        Command::new(JOBRUNNER)
+            .arg("--site")
+            .arg(&site)
+            .arg("run")
+            .args(extra)
+            .arg(format!("pair {}", pair.0))
+            .output()
+            .unwrap()
+    };
+    let stopped = run(&["--deadline-secs", "0"]);
+    assert_eq!(stopped.status.code(), Some(3), "{}", text(&stopped.stderr));
+    assert!(pair.slices().iter().all(|x| !s.is_solved(x)));
+    assert!(s.work_file(&pair.0).exists(), "the stopped job left work");
+    let done = run(&[]);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert!(
+        pair.slices()
+            .iter()
+            .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
+    );
+    assert_same_build(reference5(), &site);
+    // Only whole slices make a pair job.
+    let bad = Command::new(ADDQ)
+        .arg("--site")
+        .arg(&site)
+        .args(["m", "pair", &pair.0.to_string(), "0", "32768"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("a pair job covers its whole slice"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&site);
+}
+
 fn run_daemon(site: &Path, args: &[&str]) -> Output {
     daemon(site, args).output().unwrap()
 }
@@ -414,9 +499,11 @@ fn dbstatus_reports_runners_slices_and_totals() {
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
         text(&out.stdout)
     };
+    // Every pair of 2..3 is small: one `pair` job each.
+    let pairs = nowdb::slice::plan(3).pairs().count();
     let before = dbstatus(&["summary", "--pieces", "3"]);
     assert!(
-        before.contains("solved 0 slices") && before.contains("queued 1824 jobs"),
+        before.contains("solved 0 slices") && before.contains(&format!("queued {pairs} jobs")),
         "{before}"
     );
     let out = run_daemon(
@@ -438,21 +525,17 @@ fn dbstatus_reports_runners_slices_and_totals() {
             && after.contains("queued 0 jobs"),
         "{after}"
     );
-    let slice = dbstatus(&["slice", "1200"]);
-    assert!(slice.contains("stage done, in solved/"), "{slice}");
-    for phase in [
-        "cap\t0\t100.0%",
-        "fill\t0\t100.0%",
-        "build\t0\t100.0%",
-        "ver\t0\t100.0%",
-    ] {
-        assert!(slice.contains(phase), "{phase}: {slice}");
+    // The pair's job shows under both of its slices.
+    for name in ["1200", "2100"] {
+        let slice = dbstatus(&["slice", name]);
+        assert!(slice.contains("stage done, in solved/"), "{slice}");
+        assert!(slice.contains("pair\t0\t100.0%\t1\t"), "{slice}");
+        let json = dbstatus(&["--json", "slice", name]);
+        assert!(
+            json.contains("\"stage\":\"done\"") && json.contains("\"phase\":\"pair\""),
+            "{json}"
+        );
     }
-    let json = dbstatus(&["--json", "slice", "1200"]);
-    assert!(
-        json.contains("\"stage\":\"done\"") && json.contains("\"phase\":\"noio\""),
-        "{json}"
-    );
     let runners = dbstatus(&["runners"]);
     assert!(runners.starts_with("host\trunner\tstate"), "{runners}");
     assert!(dbstatus(&["--json", "runners"]).contains("\"running\":[]"));

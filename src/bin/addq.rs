@@ -18,7 +18,10 @@ use std::process::ExitCode;
                   addq --top p ...               at the top of the queue instead of the end\n\
                   addq p stop                    the runner that takes it exits\n\
                   addq p plan 2..6               every job of every slice up to 6 pieces not \
-                  yet done, in dependency order (small pairs to the small queue)\n\
+                  yet done, in dependency order (pairs under --pair-below positions as one \
+                  `pair` job each, in the small queue)\n\
+                  addq m pair 2100.6-            the whole pipeline of one small pair, cap to \
+                  ver\n\
                   addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq --list p                  print the queue\n\
                   addq --edit p                  $EDITOR on the queue, under its lock; saved \
@@ -39,6 +42,10 @@ struct Args {
     /// Positions per mini-slice when splitting a slice.
     #[arg(long, default_value_t = 10_000_000)]
     positions: u64,
+    /// plan: slice pairs under this many positions are one `pair` job each (their whole
+    /// pipeline, cap to ver), not thirty-odd phase jobs; 0 for phase jobs everywhere.
+    #[arg(long, default_value_t = addq::SMALL_PAIR_POSITIONS)]
+    pair_below: u64,
     /// Print the queue instead of adding.
     #[arg(long, conflicts_with_all = ["edit", "top"])]
     list: bool,
@@ -65,15 +72,13 @@ fn run(a: Args) -> Result<(), CliError> {
     if a.edit {
         return addq::edit_command(&a.site, &a.queue);
     }
-    addq::add_command(
-        &a.site,
-        &a.queue,
-        &a.job,
-        a.positions,
-        a.top,
-        a.json,
-        &mut out,
-    )
+    let options = addq::AddOptions {
+        positions: a.positions,
+        pair_below: a.pair_below,
+        top: a.top,
+        json: a.json,
+    };
+    addq::add_command(&a.site, &a.queue, &a.job, &options, &mut out)
 }
 
 fn main() -> ExitCode {

@@ -4,8 +4,8 @@
 
 use crate::hosts::{Host, Hosts};
 use crate::solve::Site;
-use std::path::{Path, PathBuf};
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -162,8 +162,18 @@ pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, St
             String::from_utf8_lossy(&text).into_owned()
         })
     };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let deadline = Instant::now() + opts.command_timeout;
     let status = loop {
         match child.try_wait() {

@@ -61,18 +61,29 @@ fn logger() -> impl FnMut(String) {
     |m: String| eprintln!("addq: {m}")
 }
 
+/// `addq`'s options.
+#[derive(Clone, Copy, Debug)]
+pub struct AddOptions {
+    /// Positions per mini-slice when splitting a slice.
+    pub positions: u64,
+    /// `plan`: pairs under this many positions are one `pair` job each (0: never).
+    pub pair_below: u64,
+    /// At the top of the queue instead of the end.
+    pub top: bool,
+    pub json: bool,
+}
+
 /// `addq QUEUE WORDS...`.
 pub fn add_command(
     site: &Path,
     queue: &str,
     words: &[String],
-    positions: u64,
-    top: bool,
-    json: bool,
+    o: &AddOptions,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let (positions, top, json) = (o.positions, o.top, o.json);
     if words.first().is_some_and(|w| w == "plan") {
-        return plan_command(site, queue, words, positions, top, json, out);
+        return plan_command(site, queue, words, o, out);
     }
     let q = Queue::named(site, queue)?;
     let lines = lines_for(words, positions)?;
@@ -112,11 +123,10 @@ fn plan_command(
     site: &Path,
     queue: &str,
     words: &[String],
-    positions: u64,
-    top: bool,
-    json: bool,
+    o: &AddOptions,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let (top, json) = (o.top, o.json);
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
     let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE...]: e.g. 2..6, or 2..5 --only 2300";
@@ -140,7 +150,7 @@ fn plan_command(
         None => (2, range.parse().map_err(|_| bad())?),
     };
     let site_dirs = crate::solve::Site::new(site);
-    let planned = super::pairs::plan_lines(&site_dirs, min, max, positions, &only)?;
+    let planned = super::pairs::plan_lines(&site_dirs, min, max, o.positions, o.pair_below, &only)?;
     // Lines still queued from an earlier plan are not added twice.
     let mut queued = std::collections::HashSet::new();
     for q in [&main, &small] {

@@ -75,17 +75,7 @@ pub struct RecordName {
 
 fn parse_name(name: &str) -> Option<RecordName> {
     let mut parts = name.splitn(4, '-');
-    let phase: Phase = match parts.next()? {
-        "cap" => Phase::Cap,
-        "winmove" => Phase::WinMove,
-        "lookup" => Phase::Lookup,
-        "noio" => Phase::NoIo,
-        "que" => Phase::Que,
-        "fill" => Phase::Fill,
-        "build" => Phase::Build,
-        "ver" => Phase::Ver,
-        _ => return None,
-    };
+    let phase = Phase::from_name(parts.next()?)?;
     Some(RecordName {
         phase,
         round: parts.next()?.strip_prefix('r')?.parse().ok()?,

@@ -148,20 +148,16 @@ pub fn parse_line(text: &str) -> Result<Option<QueueLine>, String> {
                 words[1]
             ));
         }
-        "cap" => (Phase::Cap, false),
-        "winmove" => (Phase::WinMove, false),
-        "lookup" => (Phase::Lookup, false),
-        "noio" => (Phase::NoIo, false),
         "noiom" => (Phase::NoIo, true),
-        "que" => (Phase::Que, false),
-        "fill" => (Phase::Fill, false),
-        "build" => (Phase::Build, false),
-        "ver" => (Phase::Ver, false),
-        w => {
-            return Err(format!(
-                "unknown job type {w:?} (expected cap, winmove, lookup, noio, noiom, que, fill, build, ver or stop)"
-            ));
-        }
+        w => match Phase::from_name(w) {
+            Some(p) => (p, false),
+            None => {
+                return Err(format!(
+                    "unknown job type {w:?} (expected {}, noiom or stop)",
+                    Phase::names()
+                ));
+            }
+        },
     };
     let slice: Slice = words
         .get(1)
@@ -242,6 +238,12 @@ pub fn mini_slices(
     let target = if mirror { slice.mirror() } else { slice };
     let count = target.count();
     let pages = (count / PAGE_POSITIONS).max(1);
+    // A pair job is the whole pair's pipeline: one line, whatever the size.
+    let positions = if phase == Phase::Pair {
+        u64::MAX
+    } else {
+        positions
+    };
     let max = count.div_ceil(positions.max(1)).clamp(1, pages.min(9999)) as u32;
     (0..max)
         .map(|n| QueuedJob {

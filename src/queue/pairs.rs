@@ -27,10 +27,10 @@ use super::line::{QueueLine, QueuedJob, mini_slices};
 use super::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::{
-    Stage, after_round, database_stage, mark_verified, noio_slice, publish_pair, round_changes,
-    verified_marker,
+    Stage, database_stage, mark_verified, next_solving_stage, noio_slice, publish_pair,
+    round_changes, verified_marker,
 };
-use crate::solve::{Job, Phase, PhaseStats, Site, posqueue};
+use crate::solve::{Job, Phase, PhaseStats, Site, SolveError, posqueue};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -89,6 +89,8 @@ fn stage_of(job: &Job) -> Stage {
         Phase::Fill => Stage::Fill,
         Phase::Build => Stage::Build,
         Phase::Ver => Stage::Built,
+        // Runnable by its own rule (Readiness::runnable), whatever the stage.
+        Phase::Pair => Stage::Cap,
     }
 }
 
@@ -128,6 +130,14 @@ impl<'a> Readiness<'a> {
             .all(|s| self.exists(self.site.solved_file(s)))
     }
 
+    fn dependencies_verified(&mut self, pair: &SlicePair) -> bool {
+        pair.dependencies().iter().all(|d| {
+            d.slices()
+                .iter()
+                .all(|s| self.exists(verified_marker(self.site, s)))
+        })
+    }
+
     /// Whether `job`'s inputs are done (the table in the module documentation).
     pub fn runnable(&mut self, job: &Job) -> Result<bool, String> {
         let pair = SlicePair::of(job.slice);
@@ -139,12 +149,10 @@ impl<'a> Readiness<'a> {
                 pair.slices()
                     .iter()
                     .all(|s| self.exists(crate::db::probe::slice_path(&db, s)))
-                    && pair.dependencies().iter().all(|d| {
-                        d.slices()
-                            .iter()
-                            .all(|s| self.exists(verified_marker(self.site, s)))
-                    })
+                    && self.dependencies_verified(&pair)
             }
+            // It ends with `ver`, which reads the verified databases below.
+            Phase::Pair => self.dependencies_verified(&pair),
             _ => self.stage(pair)?.rank() >= stage_of(job).rank(),
         })
     }
@@ -223,13 +231,13 @@ pub fn advance(
             break;
         }
         let next = match stage {
-            Stage::Cap => Stage::WinMove,
-            Stage::WinMove => Stage::Lookup,
-            Stage::Lookup => Stage::NoIo(1),
-            Stage::NoIo(r) | Stage::Que(r) => {
-                let changed = round_changes(site, &slices, r).map_err(err)?;
-                let looked = round_looked(site, &slices, stage)?;
-                after_round(stage, slices.len() == 2, changed, looked, QUE_RATIO)
+            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
+                next_solving_stage(stage, &slices, QUE_RATIO, |r| {
+                    let changed = round_changes(site, &slices, r)?;
+                    let looked = round_looked(site, &slices, stage).map_err(SolveError)?;
+                    Ok((changed, looked))
+                })
+                .map_err(err)?
             }
             Stage::Fill => {
                 publish_pair(site, &slices, false).map_err(err)?;
@@ -312,7 +320,8 @@ fn stage_jobs(
 
 /// The lines `addq QUEUE plan 2..N` adds: for every pair, in the plan's dependency order,
 /// its `cap`, `winmove`, `lookup` and first `noio` passes, then `build` and `ver`, split into
-/// mini-slices of about `positions`; without what is done or under way (a pair in
+/// mini-slices of about `positions` (a pair of fewer than `pair_below` positions not yet
+/// begun: one `pair` job instead); without what is done or under way (a pair in
 /// `solved/`, or with a stage record or done records, has its solving jobs queued or
 /// running already; likewise `build` and `ver` of a slice with a file in `db/`, a verified
 /// marker or done records of that phase). So a plan added again after an interruption adds
@@ -323,6 +332,7 @@ pub fn plan_lines(
     min: u32,
     max: u32,
     positions: u64,
+    pair_below: u64,
     only: &[Slice],
 ) -> Result<Vec<(SlicePair, QueueLine)>, String> {
     if !(2..=10).contains(&min) || !(min..=10).contains(&max) {
@@ -358,7 +368,12 @@ pub fn plan_lines(
         let started = stage_path(site, pair).exists() || records.iter().any(|r| !r.is_empty());
         let phase_started =
             |k: usize, phase: Phase| records[k].iter().any(|(_, n)| n.phase == phase);
-        if !started && !slices.iter().all(|s| site.is_solved(s)) {
+        let untouched = !started && !slices.iter().all(|s| site.is_solved(s));
+        if untouched && pair.count() < pair_below {
+            add(Phase::Pair, false, 1, slices[0]);
+            continue;
+        }
+        if untouched {
             for phase in [Phase::Cap, Phase::WinMove, Phase::Lookup] {
                 for s in &slices {
                     add(phase, false, 1, *s);

@@ -25,9 +25,26 @@ pub enum Phase {
     Build,
     /// Check the compressed values against their successors read from the database.
     Ver,
+    /// All of the above for a small slice pair, in one job (`pair S` names the pair's first
+    /// slice): below about 2 M positions a pair's work takes less time than the queue
+    /// traffic of its thirty-odd phase jobs, above all over a network filesystem.
+    Pair,
 }
 
 impl Phase {
+    /// Every phase, in pipeline order.
+    pub const ALL: [Phase; 9] = [
+        Phase::Cap,
+        Phase::WinMove,
+        Phase::Lookup,
+        Phase::NoIo,
+        Phase::Que,
+        Phase::Fill,
+        Phase::Build,
+        Phase::Ver,
+        Phase::Pair,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Phase::Cap => "cap",
@@ -38,7 +55,18 @@ impl Phase {
             Phase::Fill => "fill",
             Phase::Build => "build",
             Phase::Ver => "ver",
+            Phase::Pair => "pair",
         }
+    }
+
+    /// The phase called `name` ([`Phase::name`]).
+    pub fn from_name(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The phase names, for error messages: `cap, winmove, ..., pair`.
+    pub fn names() -> String {
+        Phase::ALL.map(Phase::name).join(", ")
     }
 
     /// Phases that read finished lower slices.
@@ -123,6 +151,11 @@ impl Job {
                 self.first, self.last
             ));
         }
+        if self.phase == Phase::Pair && (self.first, self.last) != (0, count) {
+            return Err(format!(
+                "job {self}: a pair job covers its whole slice (0 {count})"
+            ));
+        }
         if self.phase.has_round() != (self.round > 0) {
             return Err(format!(
                 "job {self}: {} needs {}",
@@ -186,16 +219,11 @@ impl FromStr for Job {
         let words: Vec<&str> = text.split_whitespace().collect();
         let bad = |msg: String| format!("job {text:?}: {msg}");
         let (phase, mirror) = match words.first().copied() {
-            Some("cap") => (Phase::Cap, false),
-            Some("winmove") => (Phase::WinMove, false),
-            Some("lookup") => (Phase::Lookup, false),
-            Some("noio") => (Phase::NoIo, false),
             Some("noiom") => (Phase::NoIo, true),
-            Some("que") => (Phase::Que, false),
-            Some("fill") => (Phase::Fill, false),
-            Some("build") => (Phase::Build, false),
-            Some("ver") => (Phase::Ver, false),
-            Some(w) => return Err(bad(format!("unknown phase {w:?}"))),
+            Some(w) => match Phase::from_name(w) {
+                Some(p) => (p, false),
+                None => return Err(bad(format!("unknown phase {w:?}"))),
+            },
             None => return Err(bad("empty job".into())),
         };
         let slice: Slice = words

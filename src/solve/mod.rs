@@ -9,6 +9,7 @@
 pub mod checkpoint;
 pub mod job;
 pub mod local;
+pub mod pair_job;
 pub mod phases;
 pub mod posqueue;
 pub mod site;

@@ -464,8 +464,10 @@ impl Clock<'_> {
 /// Runs `job` (resuming from its checkpoint if it has one) and checkpoints at the end.
 pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     job.validate().map_err(super::SolveError)?;
-    if matches!(job.phase, Phase::Build | Phase::Ver) {
-        return crate::db::build::run_db_job(site, job, opts);
+    match job.phase {
+        Phase::Build | Phase::Ver => return crate::db::build::run_db_job(site, job, opts),
+        Phase::Pair => return super::pair_job::run_pair(site, job, opts),
+        _ => {}
     }
     let saved = checkpoint::load(site, job)?;
     if let Some(c) = saved
@@ -504,7 +506,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             check_resume(job, start, 0, items.len() as u64)?;
             scan_items(site, &mut w, &mut clock, &Items::List(items), start)?
         }
-        Phase::Build | Phase::Ver => unreachable!("database phases return above"),
+        Phase::Build | Phase::Ver | Phase::Pair => unreachable!("returned above"),
     };
     match end {
         None => {

@@ -110,6 +110,27 @@ pub fn after_round(stage: Stage, pair: bool, changed: u64, looked: u64, que_rati
     }
 }
 
+/// The stage after a complete solving stage, `cap` to the `que` rounds. For a `noio` pass or
+/// `que` round, `round` gives how many entries it queued and how many positions it looked
+/// at (see [`after_round`]); it is only called for those.
+pub fn next_solving_stage(
+    stage: Stage,
+    slices: &[Slice],
+    que_ratio: u64,
+    round: impl FnOnce(u32) -> Result<(u64, u64)>,
+) -> Result<Stage> {
+    Ok(match stage {
+        Stage::Cap => Stage::WinMove,
+        Stage::WinMove => Stage::Lookup,
+        Stage::Lookup => Stage::NoIo(1),
+        Stage::NoIo(r) | Stage::Que(r) => {
+            let (changed, looked) = round(r)?;
+            after_round(stage, slices.len() == 2, changed, looked, que_ratio)
+        }
+        other => panic!("next_solving_stage called on {other:?}"),
+    })
+}
+
 /// Entries queued by round `r` on the pair's slices.
 pub fn round_changes(site: &Site, slices: &[Slice], round: u32) -> Result<u64> {
     let mut n = 0;

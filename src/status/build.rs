@@ -151,7 +151,15 @@ pub fn write_slice(
 ) -> Result<(), CliError> {
     let pair = SlicePair::of(slice);
     let stage = pairs::read_stage(site, &pair)?;
-    let recs = done::records(site, &slice)?;
+    let mut recs = done::records(site, &slice)?;
+    if pair.0 != slice {
+        // A `pair` job is recorded under the pair's first slice; it did this one too.
+        recs.extend(
+            done::records(site, &pair.0)?
+                .into_iter()
+                .filter(|r| r.phase == crate::solve::Phase::Pair),
+        );
+    }
     let count = slice.count();
     let mut rows: Vec<PhaseRow> = Vec::new();
     for r in &recs {

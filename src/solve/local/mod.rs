@@ -13,8 +13,8 @@ use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::posqueue;
 use super::solved::SolvedStore;
 use super::stage::{
-    Stage, after_round, database_stage, finish_interrupted_publish, mark_verified, noio_slice,
-    publish_pair, remove_checkpoints, round_changes,
+    Stage, database_stage, finish_interrupted_publish, mark_verified, next_solving_stage,
+    noio_slice, publish_pair, remove_checkpoints, round_changes,
 };
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
@@ -295,18 +295,10 @@ impl Builder<'_> {
                 database_stage(self.site, self.opts.database, &st.slices)
             }
             Stage::Waiting => self.recorded_stage(&st.slices)?.unwrap_or(Stage::Cap),
-            Stage::Cap => Stage::WinMove,
-            Stage::WinMove => Stage::Lookup,
-            Stage::Lookup => Stage::NoIo(1),
-            Stage::NoIo(r) | Stage::Que(r) => {
-                let changed = round_changes(self.site, &st.slices, r)?;
-                after_round(
-                    st.stage,
-                    st.slices.len() == 2,
-                    changed,
-                    looked,
-                    self.opts.que_ratio,
-                )
+            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
+                next_solving_stage(st.stage, &st.slices, self.opts.que_ratio, |r| {
+                    Ok((round_changes(self.site, &st.slices, r)?, looked))
+                })?
             }
             Stage::Fill => {
                 self.publish(sh, p)?;

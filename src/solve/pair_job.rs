@@ -1,0 +1,131 @@
+//! `pair S`: the whole life of a small slice pair in one job: `cap` to `fill` on whole
+//! slices, publication to `solved/`, `build` into `db/`, `ver`, and the verified markers.
+//!
+//! Below about 2 M positions a pair's computing takes less time than the queue traffic of
+//! its thirty-odd phase jobs (locks, records, stage decisions: some 30 round trips each on
+//! a network filesystem), and 2..5 pieces are mostly such pairs. The stages and decisions
+//! are the shared ones of [`super::stage`], so the files are the same bytes as any other
+//! way of building the pair.
+//!
+//! The pages are written without `fsync` (like the local build's small pairs): a job that
+//! is stopped or killed before publication starts the pair again from nothing. After
+//! publication, `build` and `ver` resume as their own jobs do.
+
+use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
+use super::posqueue;
+use super::stage::{
+    Stage, finish_interrupted_publish, mark_verified, next_solving_stage, noio_slice, publish_pair,
+    remove_checkpoints, round_changes, verified_marker,
+};
+use super::{Job, Phase, Result, Site};
+use crate::slice::{Slice, SlicePair};
+use crate::solve_err;
+
+/// `noio` passes go on while they resolve at least 1/16 of what they look at (as the other
+/// builds; the decision changes the work, never the values).
+const QUE_RATIO: u64 = 16;
+
+/// Runs `pair S` (see the module documentation).
+pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    let slices = SlicePair::of(job.slice).slices();
+    let mut total = PhaseStats::default();
+    let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
+    finish_interrupted_publish(site, &slices)?;
+    if !slices.iter().all(|s| site.is_solved(s)) {
+        let opts = RunOptions {
+            durable: false,
+            ..opts.clone()
+        };
+        if !solve(site, &slices, &opts, &mut total)? {
+            return Ok(stopped(total));
+        }
+        publish_pair(site, &slices, true)?;
+    }
+    let db = site.db_dir();
+    for s in &slices {
+        if !crate::db::probe::slice_path(&db, s).exists()
+            && !run(site, Job::whole(Phase::Build, *s, 0), opts, &mut total)?
+        {
+            return Ok(stopped(total));
+        }
+    }
+    if !slices.iter().all(|s| verified_marker(site, s).exists()) {
+        for s in &slices {
+            if !run(site, Job::whole(Phase::Ver, *s, 0), opts, &mut total)? {
+                return Ok(stopped(total));
+            }
+        }
+        mark_verified(site, &slices)?;
+    }
+    Ok(Outcome::Done(total))
+}
+
+/// Runs one job to its end; false when it was stopped (SIGTERM or deadline).
+fn run(site: &Site, job: Job, opts: &RunOptions, total: &mut PhaseStats) -> Result<bool> {
+    match run_job(site, &job, opts)? {
+        Outcome::Done(stats) => {
+            total.add(&stats);
+            Ok(true)
+        }
+        Outcome::Stopped { .. } => Ok(false),
+    }
+}
+
+/// Solves the pair from nothing up to `fill`; false when stopped on the way.
+fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStats) -> Result<bool> {
+    // Whatever an interrupted attempt left was never synced: start again.
+    for s in slices {
+        let work = site.work_file(s);
+        match std::fs::remove_file(&work) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(solve_err!("{}: {e}", work.display()));
+            }
+            _ => {}
+        }
+        let _ = std::fs::remove_dir_all(site.queue_dir(s));
+    }
+    remove_checkpoints(site, slices)?;
+    let mut stage = Stage::Cap;
+    loop {
+        let mut jobs = Vec::new();
+        match stage {
+            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::Fill => {
+                let phase = match stage {
+                    Stage::Cap => Phase::Cap,
+                    Stage::WinMove => Phase::WinMove,
+                    Stage::Lookup => Phase::Lookup,
+                    _ => Phase::Fill,
+                };
+                jobs.extend(slices.iter().map(|s| Job::whole(phase, *s, 0)));
+            }
+            Stage::NoIo(pass) => {
+                jobs.push(Job::whole(Phase::NoIo, noio_slice(slices, pass), pass));
+            }
+            Stage::Que(round) => {
+                for s in slices {
+                    posqueue::remove_rounds_before(site, s, round - 1)?;
+                }
+                for s in slices {
+                    if posqueue::round_entries(site, &s.mirror(), round - 1)? > 0 {
+                        jobs.push(Job::whole(Phase::Que, *s, round));
+                    }
+                }
+            }
+            other => unreachable!("not a solving stage: {other:?}"),
+        }
+        let mut looked = 0;
+        for job in jobs {
+            let before = total.looked;
+            if !run(site, job, opts, total)? {
+                return Ok(false);
+            }
+            looked += total.looked - before;
+        }
+        if stage == Stage::Fill {
+            return Ok(true);
+        }
+        stage = next_solving_stage(stage, slices, QUE_RATIO, |r| {
+            Ok((round_changes(site, slices, r)?, looked))
+        })?;
+    }
+}
