@@ -335,22 +335,31 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
             std::fs::remove_file(&f).unwrap();
         }
     }
-    let run = |extra: &[&str]| {
-        Command::new(JOBRUNNER)
-            .arg("--site")
-            .arg(&site)
-            .arg("run")
-            .args(extra)
-            .arg(format!("pair {}", pair.0))
-            .output()
-            .unwrap()
-    };
-    let stopped = run(&["--deadline-secs", "0"]);
+    let stopped = Command::new(JOBRUNNER)
+        .arg("--site")
+        .arg(&site)
+        .args(["run", "--deadline-secs", "0", &format!("pair {}", pair.0)])
+        .output()
+        .unwrap();
     assert_eq!(stopped.status.code(), Some(3), "{}", text(&stopped.stderr));
     assert!(pair.slices().iter().all(|x| !s.is_solved(x)));
     assert!(s.work_file(&pair.0).exists(), "the stopped job left work");
-    let done = run(&[]);
+    // The second run works in a scratch directory on another filesystem (as on a network
+    // site): its publication copies across, and neither its scratch nor the first run's
+    // work is left behind.
+    let shm = Path::new("/dev/shm").join(format!("nowdb-runner-{}", std::process::id()));
+    std::fs::create_dir_all(&shm).unwrap();
+    let done = Command::new(JOBRUNNER)
+        .env("TMPDIR", &shm)
+        .arg("--site")
+        .arg(&site)
+        .args(["run", &format!("pair {}", pair.0)])
+        .output()
+        .unwrap();
     assert!(done.status.success(), "{}", text(&done.stderr));
+    assert_eq!(std::fs::read_dir(&shm).unwrap().count(), 0, "scratch left");
+    let _ = std::fs::remove_dir_all(&shm);
+    assert!(pair.slices().iter().all(|x| !s.work_file(x).exists()));
     assert!(
         pair.slices()
             .iter()

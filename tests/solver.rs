@@ -304,7 +304,10 @@ fn a_stopped_job_resumes_from_its_checkpoint() {
     let o = jobrunner(&d, &["--json", "run", "cap 2300.--"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(text.contains("\"complete\":true"), "{text}");
+    assert!(
+        text.contains("\"resumed_from\":32768,\"complete\":true"),
+        "{text}"
+    );
     // A clean run of the same job over a fresh work file gives the same bytes.
     let fresh = site_from_base3("deadline-clean");
     build(&fresh, 4, |o| o.only = vec!["2200".parse().unwrap()]);

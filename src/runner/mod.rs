@@ -33,6 +33,14 @@ pub fn run_one(
     out: &mut dyn Write,
 ) -> Result<bool, CliError> {
     let job: Job = job_text.parse()?;
+    // Said in the report, so a log shows that a requeued job went on from its checkpoint.
+    let resumed = match dry_run {
+        true => None,
+        false => crate::solve::checkpoint::load(site, &job)
+            .map_err(|e| CliError::Failed(e.to_string()))?
+            .filter(|c| !c.complete)
+            .map(|c| c.next),
+    };
     let t0 = Instant::now();
     let outcome = if dry_run {
         Outcome::Done(PhaseStats::default())
@@ -47,7 +55,8 @@ pub fn run_one(
     if json {
         writeln!(
             out,
-            "{{\"job\":\"{job}\",\"complete\":{done},\"next\":{},\"seconds\":{secs:.3},\"stats\":{}}}",
+            "{{\"job\":\"{job}\",\"resumed_from\":{},\"complete\":{done},\"next\":{},\"seconds\":{secs:.3},\"stats\":{}}}",
+            resumed.map_or("null".into(), |n| n.to_string()),
             next.map_or("null".into(), |n| n.to_string()),
             stats_json(&stats)
         )
@@ -56,9 +65,10 @@ pub fn run_one(
             None => "done".to_string(),
             Some(n) => format!("stopped at checkpoint {n} (run again to resume)"),
         };
+        let from = resumed.map_or(String::new(), |n| format!(" (resumed from checkpoint {n})"));
         writeln!(
             out,
-            "{job}: {state} in {secs:.2}s; looked at {}, resolved win {} loss {} draw {}",
+            "{job}: {state}{from} in {secs:.2}s; looked at {}, resolved win {} loss {} draw {}",
             stats.looked, stats.win, stats.loss, stats.draw
         )
     }

@@ -10,6 +10,12 @@
 //! The pages are written without `fsync` (like the local build's small pairs): a job that
 //! is stopped or killed before publication starts the pair again from nothing. After
 //! publication, `build` and `ver` resume as their own jobs do.
+//!
+//! When the site's `work/` is on another filesystem than the local temporary directory (a
+//! network filesystem), the pair's pages, position queues and checkpoints go to a local
+//! scratch directory instead ([`Scratch`]): over sshfs every page read and write is a round
+//! trip, and a pair job spent three times its computing time on them. Only the published
+//! slices and the compressed files cross the network.
 
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::posqueue;
@@ -20,44 +26,120 @@ use super::stage::{
 use super::{Job, Phase, Result, Site};
 use crate::slice::{Slice, SlicePair};
 use crate::solve_err;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 /// `noio` passes go on while they resolve at least 1/16 of what they look at (as the other
 /// builds; the decision changes the work, never the values).
 const QUE_RATIO: u64 = 16;
+
+/// A local directory standing in for the site while a pair job works: its own `work/`, and
+/// the site's `solved/` and `db/` through symbolic links. Removed when dropped (the links
+/// are removed, not followed).
+struct Scratch {
+    dir: PathBuf,
+    site: Site,
+}
+
+impl Scratch {
+    /// A scratch site when the site's `work/` and the temporary directory are on different
+    /// filesystems; `None` when they share one (nothing to gain).
+    fn new(site: &Site, first: &Slice) -> Result<Option<Scratch>> {
+        let io = |what: &Path, e: std::io::Error| solve_err!("{}: {e}", what.display());
+        let base = std::env::temp_dir();
+        let work = site.root().join("work");
+        let device = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).map_err(|e| io(p, e));
+        if device(&work)? == device(&base)? {
+            return Ok(None);
+        }
+        let root = std::path::absolute(site.root()).map_err(|e| io(site.root(), e))?;
+        std::fs::create_dir_all(root.join("db")).map_err(|e| io(&root.join("db"), e))?;
+        let dir = base.join(format!("nowdb-pair-{first}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = Scratch {
+            site: Site::new(&dir),
+            dir,
+        };
+        scratch
+            .site
+            .create_dirs()
+            .map_err(|e| io(&scratch.dir, e))?;
+        std::fs::remove_dir(scratch.site.solved_dir()).map_err(|e| io(&scratch.dir, e))?;
+        for name in ["solved", "db"] {
+            std::os::unix::fs::symlink(root.join(name), scratch.dir.join(name))
+                .map_err(|e| io(&scratch.dir.join(name), e))?;
+        }
+        Ok(Some(scratch))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
 
 /// Runs `pair S` (see the module documentation).
 pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let slices = SlicePair::of(job.slice).slices();
     let mut total = PhaseStats::default();
     let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
-    finish_interrupted_publish(site, &slices)?;
+    let scratch = Scratch::new(site, &slices[0])?;
+    let work = scratch.as_ref().map_or(site, |s| &s.site);
+    if !slices.iter().all(|s| site.is_solved(s)) {
+        settle_interrupted_publish(site, &slices)?;
+    }
     if !slices.iter().all(|s| site.is_solved(s)) {
         let opts = RunOptions {
             durable: false,
             ..opts.clone()
         };
-        if !solve(site, &slices, &opts, &mut total)? {
+        if scratch.is_some() {
+            // What an attempt without scratch left in the site is of no use now.
+            discard_work(site, &slices)?;
+        }
+        if !solve(work, &slices, &opts, &mut total)? {
             return Ok(stopped(total));
         }
-        publish_pair(site, &slices, true)?;
+        publish_pair(work, &slices, true)?;
     }
     let db = site.db_dir();
     for s in &slices {
         if !crate::db::probe::slice_path(&db, s).exists()
-            && !run(site, Job::whole(Phase::Build, *s, 0), opts, &mut total)?
+            && !run(work, Job::whole(Phase::Build, *s, 0), opts, &mut total)?
         {
             return Ok(stopped(total));
         }
     }
     if !slices.iter().all(|s| verified_marker(site, s).exists()) {
         for s in &slices {
-            if !run(site, Job::whole(Phase::Ver, *s, 0), opts, &mut total)? {
+            if !run(work, Job::whole(Phase::Ver, *s, 0), opts, &mut total)? {
                 return Ok(stopped(total));
             }
         }
         mark_verified(site, &slices)?;
     }
     Ok(Outcome::Done(total))
+}
+
+/// One slice published and not the other: a crash between the two publications. With the
+/// mirror's filled work file in the site, the publication is finished; without it (it was
+/// in a scratch directory, gone now), the published one is taken back and the pair solved
+/// again. Nothing reads a pair before both slices are published.
+fn settle_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
+    let (solved, unsolved): (Vec<&Slice>, Vec<&Slice>) =
+        slices.iter().partition(|s| site.is_solved(s));
+    if solved.is_empty() {
+        return Ok(());
+    }
+    if unsolved.iter().all(|s| site.work_file(s).exists()) {
+        return finish_interrupted_publish(site, slices);
+    }
+    for s in solved {
+        let path = site.solved_file(s);
+        std::fs::remove_file(&path).map_err(|e| solve_err!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Runs one job to its end; false when it was stopped (SIGTERM or deadline).
@@ -71,9 +153,8 @@ fn run(site: &Site, job: Job, opts: &RunOptions, total: &mut PhaseStats) -> Resu
     }
 }
 
-/// Solves the pair from nothing up to `fill`; false when stopped on the way.
-fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStats) -> Result<bool> {
-    // Whatever an interrupted attempt left was never synced: start again.
+/// Removes the pair's work files, position queues and checkpoints.
+fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
     for s in slices {
         let work = site.work_file(s);
         match std::fs::remove_file(&work) {
@@ -84,7 +165,13 @@ fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStat
         }
         let _ = std::fs::remove_dir_all(site.queue_dir(s));
     }
-    remove_checkpoints(site, slices)?;
+    remove_checkpoints(site, slices)
+}
+
+/// Solves the pair from nothing up to `fill`; false when stopped on the way.
+fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStats) -> Result<bool> {
+    // Whatever an interrupted attempt left was never synced: start again.
+    discard_work(site, slices)?;
     let mut stage = Stage::Cap;
     loop {
         let mut jobs = Vec::new();

@@ -150,12 +150,28 @@ pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<(
                 .and_then(|f| f.sync_all())
                 .map_err(|e| solve_err!("{}: {e}", from.display()))?;
         }
-        std::fs::rename(&from, &to)
-            .map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
+        move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
         store::sync_dir(&to)?;
         let _ = std::fs::remove_dir_all(site.queue_dir(s));
     }
     remove_checkpoints(site, slices)
+}
+
+/// Renames `from` to `to`; across filesystems (a pair job's local scratch work file going
+/// to the site's `solved/`) copies to a hidden name beside `to`, syncs it and renames that,
+/// so `to` still appears whole or not at all.
+fn move_file(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::rename(from, to) {
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            let name = to.file_name().expect("a file").to_string_lossy();
+            let tmp = to.with_file_name(format!(".{name}.{}", std::process::id()));
+            std::fs::copy(from, &tmp)?;
+            std::fs::File::open(&tmp)?.sync_all()?;
+            std::fs::rename(&tmp, to)?;
+            std::fs::remove_file(from)
+        }
+        other => other,
+    }
 }
 
 /// Removes the job checkpoints (and local stage records) of the slices.
