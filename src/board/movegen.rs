@@ -213,7 +213,7 @@ fn push_plain_moves(mut targets: u64, from_table: &[u8; 64], kings: u32, list: &
 }
 
 /// Continues a capture sequence of the piece that started on `from` and now stands on `at`.
-#[inline]
+#[inline(always)]
 fn extend_capture<const MERGE: bool>(
     from: u8,
     at: u8,
