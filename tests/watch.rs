@@ -1,8 +1,12 @@
 //! wswatch with real processes and an injected clock: activity suspends a public host's job
 //! and inactivity resumes it; too little memory, a private host in working hours and a
 //! night-only host by day checkpoint and requeue (SIGTERM) and pause the runners; other CPU
-//! load counts as activity; runners take nothing while paused; every action is mailed.
+//! load counts as activity; runners take nothing while paused; every action is mailed (to a
+//! real SMTP server, aiosmtpd, in the suspend/resume and night-only tests).
 
+mod common;
+
+use common::smtp::{SmtpServer, free_port};
 use nowdb::runner::record::{RunningRecord, process_start};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -135,6 +139,36 @@ fn outbox(site: &Path) -> String {
     all
 }
 
+/// A real SMTP server for the site's alerts (a `[mail]` table added to hosts.toml).
+fn with_smtp(site: &Path) -> SmtpServer {
+    let port = free_port();
+    let maildir = site.join("maildir");
+    let server = SmtpServer::start(&maildir, port);
+    let mut hosts = std::fs::read_to_string(site.join("hosts.toml")).unwrap();
+    hosts += &format!(
+        "[mail]\ntransport = \"smtp\"\nsecurity = \"none\"\nserver = \"127.0.0.1\"\nport = {port}\n\
+         from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n"
+    );
+    std::fs::write(site.join("hosts.toml"), hosts).unwrap();
+    server
+}
+
+/// Waits until the server has received mail containing every one of `needles`.
+fn received(server: &SmtpServer, needles: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let all = server.messages().join("\n");
+        if needles.iter().all(|n| all.contains(n)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not mailed: {needles:?} in\n{all}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn paused(site: &Path, host: &str) -> bool {
     site.join("pause").join(host).exists()
 }
@@ -142,6 +176,7 @@ fn paused(site: &Path, host: &str) -> bool {
 #[test]
 fn a_public_host_suspends_on_input_and_resumes_when_idle() {
     let site = site("public");
+    let smtp = with_smtp(&site);
     let mut child = job(&site, "pub");
     let t = MONDAY + 2 * DAY + 12 * HOUR;
     typed_at(&site, t - 10);
@@ -152,11 +187,8 @@ fn a_public_host_suspends_on_input_and_resumes_when_idle() {
     assert_eq!(state(child.id()), 'T');
     assert!(watch(&site, "pub", t + 700).contains("resumed jobs on pub"));
     assert_ne!(state(child.id()), 'T');
-    let mail = outbox(&site);
-    assert!(
-        mail.contains("suspended jobs on pub") && mail.contains("resumed jobs on pub"),
-        "{mail}"
-    );
+    received(&smtp, &["suspended jobs on pub", "resumed jobs on pub"]);
+    assert_eq!(outbox(&site), "", "everything delivered");
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&site);
@@ -201,6 +233,7 @@ fn other_cpu_load_counts_as_a_user() {
 #[test]
 fn private_hosts_give_way_in_working_hours_and_night_only_hosts_by_day() {
     let site = site("policies");
+    let smtp = with_smtp(&site);
     // Private, Wednesday 10:00, its owner types: requeued, paused until idle 10 minutes.
     let mut child = job(&site, "priv");
     let wed10 = MONDAY + 2 * DAY + 10 * HOUR;
@@ -228,7 +261,14 @@ fn private_hosts_give_way_in_working_hours_and_night_only_hosts_by_day() {
     assert!(paused(&site, "night"));
     assert!(watch(&site, "night", wed12 + 10 * HOUR).contains("take jobs again"));
     assert!(!paused(&site, "night"));
-    assert!(outbox(&site).contains("working hours on a night-only host"));
+    received(
+        &smtp,
+        &[
+            "requeued jobs on priv",
+            "requeued jobs on night",
+            "working hours on a night-only host",
+        ],
+    );
     let _ = std::fs::remove_dir_all(&site);
 }
 

@@ -5,3 +5,4 @@
 pub mod brute;
 pub mod queue_stress;
 pub mod reference;
+pub mod smtp;
