@@ -15,6 +15,7 @@
 pub mod board;
 pub mod cli;
 pub mod db;
+pub mod files;
 pub mod hosts;
 pub mod index;
 pub mod inspect;

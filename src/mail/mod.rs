@@ -36,16 +36,13 @@ pub fn alert(site: &Path, host: &str, subject: &str, body: &str) -> Result<(), S
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     );
-    let path = dir.join(&name);
-    let tmp = dir.join(format!(".{name}"));
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(&dir)?;
-        let mut f = std::fs::File::create(&tmp)?;
-        write!(f, "[nowdb {host}] {subject}\n\n{body}\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| format!("spooling the alert {subject:?} in {}: {e}", dir.display()))
+    let text = format!("[nowdb {host}] {subject}\n\n{body}\n");
+    crate::files::replace(
+        &dir.join(&name),
+        text.as_bytes(),
+        crate::files::Durability::Data,
+    )
+    .map_err(|e| format!("spooling the alert {subject:?} in {}: {e}", dir.display()))
 }
 
 /// What one delivery did.

@@ -77,17 +77,12 @@ pub fn read_state(site: &Site, host: &str) -> HostState {
 
 fn write_state(site: &Site, host: &str, s: &HostState) -> Result<(), String> {
     let path = state_path(site, host);
-    let tmp = path.with_extension("tmp");
     let text = format!(
         "status {}\nsince {}\nboot_id {}\n",
         s.status, s.since, s.boot_id
     );
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(path.parent().expect("monitor/"))?;
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| format!("{}: {e}", path.display()))
+    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The heartbeat a host's runners write: its boot id and when.
@@ -111,13 +106,9 @@ pub fn heartbeat_path(site: &Site, host: &str) -> PathBuf {
 /// Writes this host's heartbeat (called by the runner daemon).
 pub fn write_heartbeat(site: &Site, host: &str, boot_id: &str, now: u64) -> Result<(), String> {
     let path = heartbeat_path(site, host);
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(path.parent().expect("heartbeats/"))?;
-        std::fs::write(&tmp, format!("boot_id {boot_id}\ntime {now}\n"))?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| format!("{}: {e}", path.display()))
+    let text = format!("boot_id {boot_id}\ntime {now}\n");
+    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Whether the host's sshd accepts a TCP connection (`ssh` is `host`, `user@host` or

@@ -6,7 +6,6 @@
 
 use crate::slice::Slice;
 use crate::solve::{Job, Phase, PhaseStats, Site};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// One finished job as recorded.
@@ -43,25 +42,12 @@ pub fn write(
     seconds: f64,
 ) -> Result<(), String> {
     let path = record_path(site, job);
-    let dir = path.parent().expect("done/<slice>");
-    let tmp = dir.join(format!(
-        ".{}.{}",
-        path.file_name().expect("name").to_string_lossy(),
-        std::process::id()
-    ));
     let text = format!(
         "job {job}\nhost {host}\nseconds {seconds:.3}\nlooked {}\nwin {}\nloss {}\ndraw {}\n",
         stats.looked, stats.win, stats.loss, stats.draw
     );
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
-        crate::solve::store::sync_dir(&path)
-    };
-    write().map_err(|e| format!("writing {}: {e}", path.display()))
+    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 /// What a record's name says: `<phase>-r<round>-<first>-<last>`.

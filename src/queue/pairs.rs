@@ -67,15 +67,9 @@ pub fn read_stage(site: &Site, pair: &SlicePair) -> Result<Stage, String> {
 
 fn write_stage(site: &Site, pair: &SlicePair, stage: Stage) -> Result<(), String> {
     let path = stage_path(site, pair);
-    let tmp = path.with_extension(format!("stage.{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(path.parent().expect("done/"))?;
-        std::fs::write(&tmp, stage.record_text())?;
-        std::fs::File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
-        crate::solve::store::sync_dir(&path)
-    };
-    write().map_err(|e| format!("{}: {e}", path.display()))
+    let text = stage.record_text();
+    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The stage a job belongs to.

@@ -8,7 +8,6 @@
 
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob};
 use crate::solve::{Job, Site};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One running record.
@@ -108,17 +107,13 @@ impl RunningRecord {
 
     /// Writes the record at `path` (temp file, fsync if `durable`, rename).
     pub fn write(&self, path: &Path, durable: bool) -> Result<(), String> {
-        let tmp = path.with_extension("tmp");
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(path.parent().expect("running/"))?;
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(self.to_text().as_bytes())?;
-            if durable {
-                f.sync_all()?;
-            }
-            std::fs::rename(&tmp, path)
+        use crate::files::Durability;
+        let durability = match durable {
+            true => Durability::Data,
+            false => Durability::Volatile,
         };
-        write().map_err(|e| format!("writing {}: {e}", path.display()))
+        crate::files::replace(path, self.to_text().as_bytes(), durability)
+            .map_err(|e| format!("writing {}: {e}", path.display()))
     }
 
     /// The job of the record's line.

@@ -5,7 +5,6 @@
 use super::phases::PhaseStats;
 use super::{Job, Result, Site};
 use crate::solve_err;
-use std::io::Write;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -65,17 +64,14 @@ pub fn load(site: &Site, job: &Job) -> Result<Option<Checkpoint>> {
 /// Records `c` durably.
 pub fn save(site: &Site, job: &Job, c: &Checkpoint, durable: bool) -> Result<()> {
     let path = site.checkpoint_file(job);
-    let tmp = path.with_extension("tmp");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(c.to_text().as_bytes())?;
-        if durable {
-            f.sync_all()?;
-        }
-        // No directory sync: if a crash loses the rename, the older record stands, and
-        // resuming from an older checkpoint is always safe (values only move towards
-        // certainty, and queue entries reach the disk before the pages).
-        std::fs::rename(&tmp, &path)
+    // No directory sync: if a crash loses the rename, the older record stands, and resuming
+    // from an older checkpoint is always safe (values only move towards certainty, and
+    // queue entries reach the disk before the pages).
+    use crate::files::Durability;
+    let durability = match durable {
+        true => Durability::Data,
+        false => Durability::Volatile,
     };
-    write().map_err(|e| solve_err!("{}: checkpoint not written: {e}", path.display()))
+    crate::files::replace(&path, c.to_text().as_bytes(), durability)
+        .map_err(|e| solve_err!("{}: checkpoint not written: {e}", path.display()))
 }

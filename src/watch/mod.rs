@@ -119,13 +119,8 @@ fn write_state(site: &Site, host: &str, s: &WatchState) -> Result<(), String> {
     for p in &s.suspended {
         text += &format!("suspended {p}\n");
     }
-    let tmp = path.with_extension("tmp");
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(path.parent().expect("watch/"))?;
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| format!("{}: {e}", path.display()))
+    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// `pause/<host>`: while it exists the host's runners take no job.

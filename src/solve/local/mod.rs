@@ -207,13 +207,8 @@ impl Builder<'_> {
         }
         let text = stage.record_text();
         let path = self.stage_file(slices);
-        let tmp = path.with_extension("tmp");
-        let write = || -> std::io::Result<()> {
-            std::fs::write(&tmp, text)?;
-            std::fs::File::open(&tmp)?.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|e| solve_err!("{}: {e}", path.display()))
+        crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Data)
+            .map_err(|e| solve_err!("{}: {e}", path.display()))
     }
 
     /// Queues the jobs of `stage` for pair `p` (or moves on when a stage has none).
