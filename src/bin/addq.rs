@@ -20,9 +20,9 @@ use std::process::ExitCode;
                   addq p plan 2..6               every job of every slice up to 6 pieces not \
                   yet done, in dependency order (pairs under --pair-below positions as one \
                   `pair` job each, in the small queue)\n\
+                  addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq m pair 2100.6-            the whole pipeline of one small pair, cap to \
                   ver\n\
-                  addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq --list p                  print the queue\n\
                   addq --edit p                  $EDITOR on the queue, under its lock; saved \
                   only if every line is valid"
