@@ -47,6 +47,28 @@ pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<
     })
 }
 
+/// The entries of `dir` that are not hidden (temporaries of [`replace`], FUSE's
+/// `.fuse_hidden*` copies of files replaced while open), as (name, path); a missing
+/// directory has none. Any other error is returned, naming the directory: reading it as
+/// "empty" could end a round or a phase too early.
+pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(named(e)),
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let e = e.map_err(named)?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') {
+            out.push((name, e.path()));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +91,17 @@ mod tests {
         std::fs::create_dir_all(dir.join("sub/blocked")).unwrap();
         assert!(replace(&dir.join("sub/blocked"), b"x", Durability::Data).is_err());
         assert_eq!(std::fs::read_dir(dir.join("sub")).unwrap().count(), 2);
+        std::fs::write(dir.join("sub/.hidden"), "").unwrap();
+        let mut names: Vec<String> = list(&dir.join("sub"))
+            .unwrap()
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["blocked", "state"]);
+        assert!(list(&dir.join("missing")).unwrap().is_empty());
+        let err = list(&dir.join("sub/state")).unwrap_err().to_string();
+        assert!(err.contains("sub/state"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

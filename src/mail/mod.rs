@@ -60,21 +60,12 @@ pub enum Delivery {
 
 /// The spooled alerts, oldest first.
 fn spooled(site: &Path) -> Result<Vec<PathBuf>, String> {
-    let dir = outbox_dir(site);
-    let mut files = Vec::new();
-    match std::fs::read_dir(&dir) {
-        Ok(entries) => {
-            for e in entries {
-                let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !name.starts_with('.') && name.ends_with(".txt") {
-                    files.push(e.path());
-                }
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("{}: {e}", dir.display())),
-    }
+    let mut files: Vec<PathBuf> = crate::files::list(&outbox_dir(site))
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".txt"))
+        .map(|(_, path)| path)
+        .collect();
     files.sort();
     Ok(files)
 }

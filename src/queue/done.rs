@@ -101,22 +101,11 @@ fn parse_record(n: RecordName, text: &str) -> Option<DoneRecord> {
 /// completeness, cheap on a network filesystem). A name that does not parse is an error
 /// naming it: silently skipping it could hold a phase back forever or, worse, hide damage.
 pub fn names(site: &Site, slice: &Slice) -> Result<Vec<(PathBuf, RecordName)>, String> {
-    let dir = slice_dir(site, slice);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", dir.display())),
-    };
     let mut out = Vec::new();
-    for e in entries {
-        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue; // a record being written
-        }
-        let n = parse_name(&name)
-            .ok_or_else(|| format!("{}: not a done record", e.path().display()))?;
-        out.push((e.path(), n));
+    for (name, path) in crate::files::list(&slice_dir(site, slice)).map_err(|e| e.to_string())? {
+        let n =
+            parse_name(&name).ok_or_else(|| format!("{}: not a done record", path.display()))?;
+        out.push((path, n));
     }
     out.sort_by_key(|(_, n)| (n.phase, n.round, n.first));
     Ok(out)

@@ -155,20 +155,10 @@ pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)
 }
 
 fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecord)>, String> {
-    let dir = running_dir(site);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", dir.display())),
-    };
     let mut out = Vec::new();
-    for e in entries {
-        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let path = e.path();
-        // Temp files of a record being written, and FUSE's `.fuse_hidden*` copies of files
-        // replaced while open (sshfs without hard_remove), are not records.
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || !name.starts_with(prefix) || name.ends_with(".tmp") {
+    for (name, path) in crate::files::list(&running_dir(site)).map_err(|e| e.to_string())? {
+        // (`.tmp`: a temporary of an older version, which named them so.)
+        if !name.starts_with(prefix) || name.ends_with(".tmp") {
             continue;
         }
         let text = match std::fs::read_to_string(&path) {

@@ -73,25 +73,17 @@ impl QueueWriter {
 /// directory has none; any other error is reported (reading it as "no entries" would end a
 /// round too early).
 fn round_files(site: &Site, slice: &Slice) -> io::Result<Vec<(u32, PathBuf, u64)>> {
-    let dir = site.queue_dir(slice);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(with_path(&dir, e)),
-    };
     let mut files = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| with_path(&dir, e))?;
-        let name = entry.file_name();
+    for (name, path) in crate::files::list(&site.queue_dir(slice))? {
         let round = name
-            .to_string_lossy()
             .strip_suffix(".pq")
             .and_then(|n| n.strip_prefix('r'))
             .and_then(|r| r.split('-').next())
             .and_then(|r| r.parse::<u32>().ok());
         if let Some(round) = round {
-            let path = entry.path();
-            let len = entry.metadata().map_err(|e| with_path(&path, e))?.len();
+            let len = std::fs::metadata(&path)
+                .map_err(|e| with_path(&path, e))?
+                .len();
             files.push((round, path, len));
         }
     }
