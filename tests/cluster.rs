@@ -15,9 +15,11 @@
 //!
 //! Needs root, iproute2, sshd, sshfs and aiosmtpd (`.ci/run` installs them).
 
+mod common;
+
+use common::site::assert_same_build;
 use nowdb::runner::record;
 use nowdb::solve::Site;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -237,20 +239,6 @@ impl Drop for Cluster {
             .args(["link", "del", &format!("{}br", self.tag)])
             .status();
     }
-}
-
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// What a failed wait prints: the last lines of every log, the running records, heartbeats
@@ -498,17 +486,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
         "--runners",
         "2",
     ]));
-    for d in ["solved", "db"] {
-        let (a, b) = (files(&reference.join(d)), files(&site.join(d)));
-        assert_eq!(
-            a.keys().collect::<Vec<_>>(),
-            b.keys().collect::<Vec<_>>(),
-            "{d}/ names"
-        );
-        for (name, bytes) in &a {
-            assert!(&b[name] == bytes, "{d}/{name} differs");
-        }
-    }
+    assert_same_build(&reference, &site, "cluster build");
     // The operator was told, through the real SMTP server.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -5,11 +5,13 @@
 //! starts its pair again and ends byte-identical; `stop`, failures, jobs that can never run
 //! and bad configuration are clear.
 
+mod common;
+
+use common::site::assert_same_build;
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::Queue;
 use nowdb::runner::record;
 use nowdb::solve::Site;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -74,35 +76,6 @@ fn tail(s: &str) -> String {
     lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
-/// The files of a directory, by name.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn assert_same_build(a: &Path, b: &Path) {
-    for d in ["solved", "db"] {
-        let (fa, fb) = (files(&a.join(d)), files(&b.join(d)));
-        assert_eq!(
-            fa.keys().collect::<Vec<_>>(),
-            fb.keys().collect::<Vec<_>>(),
-            "{d}/ file names"
-        );
-        for (name, bytes) in &fa {
-            assert!(&fb[name] == bytes, "{d}/{name} differs");
-        }
-    }
-}
-
 /// 2..5 pieces built in one process (`jobrunner build-local`), once for all tests.
 fn reference5() -> &'static Path {
     static REF: OnceLock<PathBuf> = OnceLock::new();
@@ -160,7 +133,7 @@ fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
         })
         .sum();
     assert!(jobs > 15_000, "{jobs} jobs");
-    assert_same_build(reference5(), &site);
+    assert_same_build(reference5(), &site, "queue build");
     // Every runner did some of the work, and nothing is left behind.
     let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
     let pids: std::collections::BTreeSet<&str> = log
@@ -298,7 +271,7 @@ fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
             .any(|m| m.contains("requeued") && m.contains(&rec.line)),
         "{outbox:?}"
     );
-    assert_same_build(reference5(), &site);
+    assert_same_build(reference5(), &site, "queue build");
     let _ = std::fs::remove_dir_all(&site);
 }
 
@@ -365,7 +338,7 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
             .iter()
             .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
     );
-    assert_same_build(reference5(), &site);
+    assert_same_build(reference5(), &site, "queue build");
     // Only whole slices make a pair job.
     let bad = Command::new(ADDQ)
         .arg("--site")

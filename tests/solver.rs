@@ -1,6 +1,9 @@
 //! The solver pipeline: published totals, self-consistency, identical results however the
 //! work is split, ordered, killed and resumed, and clear errors for bad input.
 
+mod common;
+
+use common::site::assert_same_build;
 use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
 use nowdb::solve::phases::RunOptions;
@@ -75,32 +78,6 @@ fn site_from_base3(name: &str) -> PathBuf {
 }
 
 /// The solved slices and compressed database files of a site, by path.
-fn solved_files(site: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    for dir in ["solved", "db"] {
-        for e in std::fs::read_dir(site.join(dir)).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_file() {
-                let name = format!("{dir}/{}", e.file_name().to_string_lossy());
-                files.insert(name, std::fs::read(e.path()).unwrap());
-            }
-        }
-    }
-    files
-}
-
-fn assert_same_files(a: &Path, b: &Path, what: &str) {
-    let (fa, fb) = (solved_files(a), solved_files(b));
-    assert_eq!(
-        fa.keys().collect::<Vec<_>>(),
-        fb.keys().collect::<Vec<_>>(),
-        "{what}: different sets of solved slices"
-    );
-    for (name, bytes) in &fa {
-        assert!(bytes == &fb[name], "{what}: {name} differs");
-    }
-}
-
 /// Positions of `pieces` pieces where both sides have a piece, from the published totals
 /// (which count one-sided positions too).
 fn two_sided_total(pieces: u32) -> u64 {
@@ -179,7 +156,7 @@ fn splits_and_orders_give_identical_files() {
             o.splits = Some(n);
             o.shuffle = Some(seed);
         });
-        assert_same_files(&reference, &d, &format!("{n} ranges, order {seed}"));
+        assert_same_build(&reference, &d, &format!("{n} ranges, order {seed}"));
     }
 }
 
@@ -234,7 +211,7 @@ fn sigkill_and_resume_give_identical_files() {
         kills >= 3,
         "only {kills} kills landed before the build finished"
     );
-    assert_same_files(clean, &d, &format!("after {kills} SIGKILLs"));
+    assert_same_build(clean, &d, &format!("after {kills} SIGKILLs"));
 }
 
 /// SIGTERM makes a running build checkpoint its jobs and stop with a message; the same
@@ -272,7 +249,7 @@ fn sigterm_stops_the_build_at_a_checkpoint_and_it_resumes() {
     assert!(err.contains("stopped at a checkpoint"), "{err}");
     let o = jobrunner(&d, &args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_same_files(clean, &d, "after SIGTERM and resume");
+    assert_same_build(clean, &d, "after SIGTERM and resume");
 }
 
 fn jobrunner(site: &Path, args: &[&str]) -> std::process::Output {

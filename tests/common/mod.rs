@@ -5,4 +5,5 @@
 pub mod brute;
 pub mod queue_stress;
 pub mod reference;
+pub mod site;
 pub mod smtp;

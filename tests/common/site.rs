@@ -1,0 +1,32 @@
+//! Comparing two sites' results byte for byte.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The files of `solved/` and `db/` of a site, by `dir/name`.
+pub fn build_files(site: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    for dir in ["solved", "db"] {
+        for e in std::fs::read_dir(site.join(dir)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                let name = format!("{dir}/{}", e.file_name().to_string_lossy());
+                files.insert(name, std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Both sites have the same `solved/` and `db/` files with the same bytes.
+pub fn assert_same_build(a: &Path, b: &Path, what: &str) {
+    let (fa, fb) = (build_files(a), build_files(b));
+    assert_eq!(
+        fa.keys().collect::<Vec<_>>(),
+        fb.keys().collect::<Vec<_>>(),
+        "{what}: different sets of files in solved/ and db/"
+    );
+    for (name, bytes) in &fa {
+        assert!(bytes == &fb[name], "{what}: {name} differs");
+    }
+}
