@@ -176,7 +176,11 @@ impl Cluster {
             Some(i),
         );
         let m = self.mount(i);
-        let _ = Command::new("fusermount3").arg("-uz").arg(&m).status();
+        let _ = Command::new("fusermount3")
+            .arg("-uz")
+            .arg(&m)
+            .stderr(Stdio::null())
+            .status();
         std::fs::create_dir_all(&m).unwrap();
         let opts = format!(
             "IdentityFile={}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
@@ -209,11 +213,16 @@ impl Cluster {
     fn crash(&self, i: usize) {
         let pids = run(Command::new("ip").args(["netns", "pids", &self.ns(i)]));
         for pid in pids.split_whitespace() {
-            let _ = Command::new("kill").args(["-9", pid]).status();
+            let _ = Command::new("kill")
+                .args(["-9", pid])
+                .stderr(Stdio::null())
+                .status();
         }
+        // Quiet: the mount is often gone already (its sshfs was killed with the host).
         let _ = Command::new("fusermount3")
             .arg("-uz")
             .arg(self.mount(i))
+            .stderr(Stdio::null())
             .status();
     }
 }
@@ -232,7 +241,10 @@ impl Drop for Cluster {
         }
         for p in &self.sshd_pids {
             if let Ok(pid) = std::fs::read_to_string(p) {
-                let _ = Command::new("kill").arg(pid.trim()).status();
+                let _ = Command::new("kill")
+                    .arg(pid.trim())
+                    .stderr(Stdio::null())
+                    .status();
             }
         }
         let _ = Command::new("ip")
