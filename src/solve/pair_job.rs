@@ -23,7 +23,7 @@ use super::stage::{
     Stage, finish_interrupted_publish, mark_verified, next_solving_stage, noio_slice, publish_pair,
     remove_checkpoints, round_changes, verified_marker,
 };
-use super::{Job, Phase, Result, Site};
+use super::{Job, Phase, Result, Site, SolveError};
 use crate::slice::{Slice, SlicePair};
 use crate::solve_err;
 use std::os::unix::fs::MetadataExt;
@@ -47,6 +47,7 @@ impl Scratch {
     fn new(site: &Site, first: &Slice) -> Result<Option<Scratch>> {
         let io = |what: &Path, e: std::io::Error| solve_err!("{}: {e}", what.display());
         let base = std::env::temp_dir();
+        site.create_dirs().map_err(|e| io(site.root(), e))?;
         let work = site.root().join("work");
         let device = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).map_err(|e| io(p, e));
         if device(&work)? == device(&base)? {
@@ -82,10 +83,24 @@ impl Drop for Scratch {
 /// Runs `pair S` (see the module documentation).
 pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let slices = SlicePair::of(job.slice).slices();
-    let mut total = PhaseStats::default();
-    let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
     let scratch = Scratch::new(site, &slices[0])?;
     let work = scratch.as_ref().map_or(site, |s| &s.site);
+    run_stages(site, work, &slices, opts).map_err(|e| match &scratch {
+        // Name the site's files, not their links in the scratch directory.
+        Some(s) => SolveError(e.0.replace(
+            &s.dir.display().to_string(),
+            &site.root().display().to_string(),
+        )),
+        None => e,
+    })
+}
+
+/// The stages of [`run_pair`], with the pair's work in `work` (the site or a scratch).
+fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> Result<Outcome> {
+    let slices = slices.to_vec();
+    let scratch = !std::ptr::eq(site, work);
+    let mut total = PhaseStats::default();
+    let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
     if !slices.iter().all(|s| site.is_solved(s)) {
         settle_interrupted_publish(site, &slices)?;
     }
@@ -94,7 +109,7 @@ pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             durable: false,
             ..opts.clone()
         };
-        if scratch.is_some() {
+        if scratch {
             // What an attempt without scratch left in the site is of no use now.
             discard_work(site, &slices)?;
         }
