@@ -182,31 +182,14 @@ impl Cluster {
             .stderr(Stdio::null())
             .status();
         std::fs::create_dir_all(&m).unwrap();
-        let opts = format!(
-            "IdentityFile={}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
-             dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io",
-            self.root.display()
-        );
-        let mut tries = 0;
-        loop {
-            let out = self
-                .on(i, "sshfs")
-                .args(["-p", "2222", "-o", &opts])
+        let opts = common::sshfs::mount_options(&self.root);
+        common::sshfs::mount(|| {
+            let mut c = self.on(i, "sshfs");
+            c.args(["-p", "2222", "-o", &opts])
                 .arg(format!("root@{}.1:{}", self.net, self.site.display()))
-                .arg(&m)
-                .output()
-                .unwrap();
-            if out.status.success() {
-                break;
-            }
-            tries += 1;
-            assert!(
-                tries < 50,
-                "sshfs: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+                .arg(&m);
+            c
+        });
     }
 
     /// Every process of host `i` dies at once (its sshd, runner, job and sshfs).

@@ -110,20 +110,7 @@ fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
         ],
     );
     let runners: Vec<Child> = (0..4)
-        .map(|_| {
-            spawn_daemon(
-                &site,
-                &[
-                    "--host",
-                    "t",
-                    "--queues",
-                    "pm",
-                    "--runners",
-                    "1",
-                    "--until-empty",
-                ],
-            )
-        })
+        .map(|_| spawn_daemon(&site, &until_empty("pm", "1")))
         .collect();
     let jobs: u64 = runners
         .into_iter()
@@ -245,18 +232,7 @@ fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
         assert!(ckpt.exists(), "checkpoint {}", ckpt.display());
     }
 
-    let c = spawn_daemon(
-        &site,
-        &[
-            "--host",
-            "t",
-            "--queues",
-            "pm",
-            "--runners",
-            "2",
-            "--until-empty",
-        ],
-    );
+    let c = spawn_daemon(&site, &until_empty("pm", "2"));
     wait_ok(c, "the runner that finishes the build");
     let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
     let reaped = format!("stale running record {}", path.display());
@@ -355,6 +331,20 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
     let _ = std::fs::remove_dir_all(&site);
 }
 
+/// Daemon arguments for host `t`: `runners` runners on `queues`, ending when the queues are
+/// empty and nothing runs.
+fn until_empty<'a>(queues: &'a str, runners: &'a str) -> [&'a str; 7] {
+    [
+        "--host",
+        "t",
+        "--queues",
+        queues,
+        "--runners",
+        runners,
+        "--until-empty",
+    ]
+}
+
 fn run_daemon(site: &Path, args: &[&str]) -> Output {
     daemon(site, args).output().unwrap()
 }
@@ -370,18 +360,7 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
 
     // A job whose inputs never come: --until-empty fails and says so.
     addq(&site, &["p", "ver", "1100"]);
-    let out = run_daemon(
-        &site,
-        &[
-            "--host",
-            "t",
-            "--queues",
-            "p",
-            "--runners",
-            "1",
-            "--until-empty",
-        ],
-    );
+    let out = run_daemon(&site, &until_empty("p", "1"));
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("1 job(s) left in the queues, none runnable"),
@@ -397,18 +376,7 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
         std::fs::write(site.join(format!("solved/{s}.nwk")), b"not a work file").unwrap();
     }
     addq(&site, &["p", "build", "1100"]);
-    let out = run_daemon(
-        &site,
-        &[
-            "--host",
-            "t",
-            "--queues",
-            "p",
-            "--runners",
-            "1",
-            "--until-empty",
-        ],
-    );
+    let out = run_daemon(&site, &until_empty("p", "1"));
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("FAILED \"build 1100.--"), "{err}");
@@ -488,18 +456,7 @@ fn dbstatus_reports_runners_slices_and_totals() {
         before.contains("solved 0 slices") && before.contains(&format!("queued {pairs} jobs")),
         "{before}"
     );
-    let out = run_daemon(
-        &site,
-        &[
-            "--host",
-            "t",
-            "--queues",
-            "pm",
-            "--runners",
-            "2",
-            "--until-empty",
-        ],
-    );
+    let out = run_daemon(&site, &until_empty("pm", "2"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let after = dbstatus(&["summary", "--pieces", "3"]);
     assert!(

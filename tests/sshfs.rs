@@ -67,32 +67,15 @@ impl TwoMounts {
             .arg(root.join("sshd_config"))
             .arg("-E")
             .arg(root.join("sshd.log")));
-        // No caching of names or attributes: another machine's rename must be seen at once
-        // (how operators should mount a site; see README).
-        let opts = format!(
-            "IdentityFile={r}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
-             dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io"
-        );
+        let opts = common::sshfs::mount_options(&root);
         for m in &mounts {
-            let mut tries = 0;
-            loop {
-                let out = Command::new("sshfs")
-                    .args(["-p", &port.to_string(), "-o", &opts])
+            common::sshfs::mount(|| {
+                let mut c = Command::new("sshfs");
+                c.args(["-p", &port.to_string(), "-o", &opts])
                     .arg(format!("root@127.0.0.1:{}", shared.display()))
-                    .arg(m)
-                    .output()
-                    .expect("sshfs (install sshfs; .ci/run does)");
-                if out.status.success() {
-                    break;
-                }
-                tries += 1;
-                assert!(
-                    tries < 50,
-                    "sshfs: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
+                    .arg(m);
+                c
+            });
         }
         TwoMounts {
             root,

@@ -97,13 +97,10 @@ pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
 
 /// The stages of [`run_pair`], with the pair's work in `work` (the site or a scratch).
 fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> Result<Outcome> {
-    let slices = slices.to_vec();
     let scratch = !std::ptr::eq(site, work);
     let mut total = PhaseStats::default();
     let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
-    if !slices.iter().all(|s| site.is_solved(s)) {
-        settle_interrupted_publish(site, &slices)?;
-    }
+    settle_interrupted_publish(site, slices)?;
     if !slices.iter().all(|s| site.is_solved(s)) {
         let opts = RunOptions {
             durable: false,
@@ -111,15 +108,15 @@ fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> 
         };
         if scratch {
             // What an attempt without scratch left in the site is of no use now.
-            discard_work(site, &slices)?;
+            discard_work(site, slices)?;
         }
-        if !solve(work, &slices, &opts, &mut total)? {
+        if !solve(work, slices, &opts, &mut total)? {
             return Ok(stopped(total));
         }
-        publish_pair(work, &slices, true)?;
+        publish_pair(work, slices, true)?;
     }
     let db = site.db_dir();
-    for s in &slices {
+    for s in slices {
         if !crate::db::probe::slice_path(&db, s).exists()
             && !run(work, Job::whole(Phase::Build, *s, 0), opts, &mut total)?
         {
@@ -127,17 +124,18 @@ fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> 
         }
     }
     if !slices.iter().all(|s| verified_marker(site, s).exists()) {
-        for s in &slices {
+        for s in slices {
             if !run(work, Job::whole(Phase::Ver, *s, 0), opts, &mut total)? {
                 return Ok(stopped(total));
             }
         }
-        mark_verified(site, &slices)?;
+        mark_verified(site, slices)?;
     }
     Ok(Outcome::Done(total))
 }
 
-/// One slice published and not the other: a crash between the two publications. With the
+/// One slice published and not the other (nothing to do otherwise): a crash between the two
+/// publications. With the
 /// mirror's filled work file in the site, the publication is finished; without it (it was
 /// in a scratch directory, gone now), the published one is taken back and the pair solved
 /// again. Nothing reads a pair before both slices are published.

@@ -7,3 +7,4 @@ pub mod queue_stress;
 pub mod reference;
 pub mod site;
 pub mod smtp;
+pub mod sshfs;
