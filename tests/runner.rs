@@ -331,6 +331,51 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
     let _ = std::fs::remove_dir_all(&site);
 }
 
+/// `addq plan` run again adds nothing that is queued (even in the explicit form a stopped job
+/// is requeued in) or running; a job neither queued nor running nor done comes back.
+#[test]
+fn plan_again_skips_queued_requeued_and_running_jobs() {
+    let site = fresh_dir("replan");
+    addq(&site, &["p", "plan", "2..3"]);
+    let small = site.join("queues/small");
+    let queued = std::fs::read_to_string(&small).unwrap();
+    let lines: Vec<&str> = queued.lines().collect();
+    // The first job is running, the second was stopped and requeued in the explicit form.
+    let Ok(Some(QueueLine::Job(second))) = nowdb::queue::line::parse_line(lines[1]) else {
+        panic!("{}", lines[1])
+    };
+    let explicit = nowdb::queue::line::QueuedJob::explicit(&second.job().unwrap(), 0);
+    let mut rest = vec![explicit.to_string()];
+    rest.extend(lines[2..].iter().map(|l| l.to_string()));
+    std::fs::write(&small, rest.join("\n") + "\n").unwrap();
+    let me = std::process::id();
+    let running = site.join("running").join(format!("t-{me}-0"));
+    record::RunningRecord {
+        host: "t".into(),
+        boot_id: "b".into(),
+        pid: me,
+        pid_start: record::process_start(me).unwrap(),
+        child: 0,
+        child_start: 0,
+        queue: "small".into(),
+        line: lines[0].into(),
+        since: 1,
+        failed: None,
+    }
+    .write(&running, true)
+    .unwrap();
+    let again = text(&addq(&site, &["p", "plan", "2..3"]).stdout);
+    assert!(
+        again.contains("added 0 job(s) to prime and 0 to small"),
+        "{again}"
+    );
+    // Once it is neither running nor done, the first job is planned again.
+    std::fs::remove_file(&running).unwrap();
+    let again = text(&addq(&site, &["p", "plan", "2..3"]).stdout);
+    assert!(again.contains("and 1 to small"), "{again}");
+    let _ = std::fs::remove_dir_all(&site);
+}
+
 /// Daemon arguments for host `t`: `runners` runners on `queues`, ending when the queues are
 /// empty and nothing runs.
 fn until_empty<'a>(queues: &'a str, runners: &'a str) -> [&'a str; 7] {

@@ -151,16 +151,27 @@ fn plan_command(
     };
     let site_dirs = crate::solve::Site::new(site);
     let planned = super::pairs::plan_lines(&site_dirs, min, max, o.positions, o.pair_below, &only)?;
-    // Lines still queued from an earlier plan are not added twice.
-    let mut queued = std::collections::HashSet::new();
+    // Jobs still queued from an earlier plan, or running now, are not added again. They are
+    // compared as jobs, not as text: a job requeued after a stop is in the explicit-range
+    // form, and a second `pair` job of a running pair would rewrite its work files.
+    let job_of = |line: &QueueLine| match line {
+        QueueLine::Job(j) => j.job().ok(),
+        QueueLine::Stop => None,
+    };
+    let mut taken = std::collections::HashSet::new();
     for q in [&main, &small] {
-        for (e, _) in q.read_checked()? {
-            queued.insert(e.text);
-        }
+        taken.extend(
+            q.read_checked()?
+                .iter()
+                .filter_map(|(_, l)| job_of(l.as_ref()?)),
+        );
+    }
+    for (_, rec) in crate::runner::record::read_all(&site_dirs)? {
+        taken.extend(rec.job().ok().map(|(_, job)| job));
     }
     let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
     for (pair, line) in planned {
-        if queued.contains(&line.to_string()) {
+        if job_of(&line).is_some_and(|j| taken.contains(&j)) {
             continue;
         }
         if pair.count() < SMALL_PAIR_POSITIONS && main.name != small.name {
