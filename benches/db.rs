@@ -112,17 +112,16 @@ fn split_name(s: &Slice) -> String {
     format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
 }
 
-/// `--train-code`: the symbol counts of every solved slice's refilled runs, and the code
-/// they give, printed as the `default_code.rs` table.
-fn train_code(site: &Site) {
+/// `--train-code K`: the symbol counts of every solved slice's refilled runs, grouped into
+/// K codes ([`nowdb::db::format::train_codes`]), printed as the `default_code.rs` table.
+fn train_code(site: &Site, k: usize) {
     use nowdb::db::code::{CONTEXTS, SYMBOLS};
     let slices = site.solved_slices().unwrap();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let totals = std::sync::Mutex::new([[0u64; SYMBOLS]; CONTEXTS]);
+    let files = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| {
-                let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
                 while let Some(s) =
                     slices.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
                 {
@@ -131,24 +130,47 @@ fn train_code(site: &Site) {
                     let (runs, _) =
                         nowdb::db::removed::range_runs(&ix, 0, ix.count(), |i| solved.get(i));
                     let runs = nowdb::db::removed::join_runs([runs]);
+                    let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
                     nowdb::db::format::count_symbols(&runs, &mut freqs);
-                }
-                let mut t = totals.lock().unwrap();
-                for c in 0..CONTEXTS {
-                    for k in 0..SYMBOLS {
-                        t[c][k] += freqs[c][k];
-                    }
+                    files.lock().unwrap().push((*s, freqs));
                 }
             });
         }
     });
-    let code = nowdb::db::format::code_for_counts(&totals.into_inner().unwrap());
-    println!("pub const DEFAULT_CODE: [[u8; SYMBOLS]; CONTEXTS] = [");
-    for lengths in code {
+    // Sorted by slice, so the training does not depend on which thread finished first.
+    let mut files = files.into_inner().unwrap();
+    files.sort_by_key(|f| f.0);
+    let freqs: Vec<_> = files.iter().map(|f| f.1).collect();
+    let codes = nowdb::db::format::train_codes(&freqs, k);
+    let bits = |code: &[[u8; SYMBOLS]; CONTEXTS]| {
+        freqs
+            .iter()
+            .map(|f| nowdb::db::format::code_word_bits(f, code))
+            .collect::<Vec<_>>()
+    };
+    let per_code: Vec<Vec<u64>> = codes.iter().map(bits).collect();
+    let best: u64 = (0..freqs.len())
+        .map(|i| per_code.iter().map(|b| b[i]).min().unwrap())
+        .sum();
+    let own: u64 = freqs
+        .iter()
+        .map(|f| nowdb::db::format::code_word_bits(f, &nowdb::db::format::code_for_counts(f)))
+        .sum();
+    eprintln!(
+        "{k} codes: {} bytes of code words, {:+.2}% against a code per slice",
+        best / 8,
+        100.0 * (best as f64 / own as f64 - 1.0)
+    );
+    println!("pub const DEFAULT_CODES: [[[u8; SYMBOLS]; CONTEXTS]; {k}] = [");
+    for code in codes {
         println!("    [");
-        for row in lengths.chunks(21) {
-            let row: Vec<String> = row.iter().map(|l| l.to_string()).collect();
-            println!("        {},", row.join(", "));
+        for lengths in code {
+            println!("        [");
+            for row in lengths.chunks(21) {
+                let row: Vec<String> = row.iter().map(|l| l.to_string()).collect();
+                println!("            {},", row.join(", "));
+            }
+            println!("        ],");
         }
         println!("    ],");
     }
@@ -181,12 +203,10 @@ fn main() {
         );
         return;
     }
-    if std::env::args().any(|a| a == "--train-code") {
-        let root = std::env::args()
-            .skip(1)
-            .find(|a| !a.starts_with('-'))
-            .expect("SITE");
-        return train_code(&Site::new(root));
+    if let Some(k) = args.iter().position(|a| a == "--train-code") {
+        let codes: usize = args[k + 1].parse().expect("--train-code K SITE");
+        let root = args.get(k + 2).expect("--train-code K SITE");
+        return train_code(&Site::new(root), codes);
     }
     let root = std::env::args()
         .skip(1)

@@ -23,6 +23,7 @@ pub mod mail;
 pub mod monitor;
 pub mod notation;
 pub mod queue;
+pub mod rng;
 pub mod runner;
 pub mod slice;
 pub mod solve;

@@ -7,7 +7,7 @@
 //! against its successors read from the compressed database only.
 
 use super::crc32::crc32;
-use super::format::write_slice;
+use super::format::{is_current, write_slice};
 use super::probe::{Database, DbLookup, VERSION_LINE, slice_path};
 use super::removed::{Kind, RangeRuns, classify, join_runs, range_runs};
 use crate::board::MoveList;
@@ -64,7 +64,9 @@ fn parts_dir(site: &Site, slice: &Slice) -> PathBuf {
 pub fn ensure_version_file(site: &Site) -> Result<()> {
     let dir = site.db_dir();
     let path = dir.join("VERSION");
-    if path.exists() {
+    // A database of an older version is being built again: its files are replaced one by
+    // one, each checked by its own header.
+    if std::fs::read_to_string(&path).is_ok_and(|v| v.lines().next() == Some(VERSION_LINE)) {
         return Ok(());
     }
     std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
@@ -83,7 +85,7 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         looked: job.last - job.first,
         ..Default::default()
     };
-    if final_path.exists() {
+    if is_current(&final_path) {
         return Ok(Outcome::Done(stats));
     }
     let solved = match &opts.solved {
@@ -209,14 +211,14 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
     let dir = parts_dir(site, slice);
     let final_path = slice_path(&site.db_dir(), slice);
     let count = slice.count();
-    if final_path.exists() {
+    if is_current(&final_path) {
         return Ok(());
     }
     let mut found = Vec::new();
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         // Another job published it and removed the parts.
-        Err(_) if final_path.exists() => return Ok(()),
+        Err(_) if is_current(&final_path) => return Ok(()),
         Err(e) => return Err(solve_err!("{}: {e}", dir.display())),
     };
     for e in entries.flatten() {
@@ -250,7 +252,7 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
     for path in &chosen {
         match read_part(path) {
             Ok((_, _, runs)) => parts.push(runs),
-            Err(_) if final_path.exists() => return Ok(()),
+            Err(_) if is_current(&final_path) => return Ok(()),
             Err(e) => return Err(e),
         }
     }

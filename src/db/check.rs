@@ -118,13 +118,10 @@ pub fn check_random(
     }
     // Drawn first, then probed slice by slice so that each slice's exact values are loaded
     // once; the probes themselves still jump around the database.
-    let mut rng = seed | 1;
+    let mut rng = crate::rng::XorShift::new(seed | 1);
     let mut draws: Vec<(usize, u64)> = (0..n)
         .map(|_| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let at = rng % total;
+            let at = rng.below(total);
             let k = cumulative.partition_point(|&c| c <= at);
             (k, at - (cumulative[k] - indexers[k].count()))
         })

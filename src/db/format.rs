@@ -10,15 +10,15 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"NOWDBDB\0";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const REMOVAL_RULE: u32 = 1;
 pub const BLOCK_BYTES: usize = 1024;
 /// Sync points per block written by this version.
 pub const SYNC_POINTS: usize = 16;
-/// The fixed part of the header; a file with its own code adds [`CODE_BYTES`].
+/// The header before its CRC.
 const FIXED_HEADER: usize = 48;
-const CODE_BYTES: usize = 316;
-const _: () = assert!(2 * CODE_BYTES > CONTEXTS * SYMBOLS);
+/// Built-in codes a file may choose from (`default_code.rs`).
+pub const CODES: usize = super::default_code::DEFAULT_CODES.len();
 /// Payload bytes per sync point aimed at in a file of one block (so that a probe decodes
 /// at most about this much).
 const SEGMENT_BYTES: usize = 48;
@@ -65,30 +65,72 @@ pub fn code_for_counts(freqs: &[[u64; SYMBOLS]; CONTEXTS]) -> [[u8; SYMBOLS]; CO
     })
 }
 
-fn own_code(runs: &[(Value, u64)]) -> [[u8; SYMBOLS]; CONTEXTS] {
-    let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
-    count_symbols(runs, &mut freqs);
-    code_for_counts(&freqs)
+/// Built-in code `k` (< [`CODES`]): trained on the 2..6-piece database (as the 2003 paper
+/// fixed its code from its largest files), see `default_code.rs`.
+pub fn builtin_code(k: usize) -> [[u8; SYMBOLS]; CONTEXTS] {
+    super::default_code::DEFAULT_CODES[k]
 }
 
-/// The built-in code of files whose own code would cost more than it saves: trained on the
-/// 2..6-piece database (as the 2003 paper fixed its code from its largest files), see
-/// `default_code.rs`.
-pub fn default_code() -> [[u8; SYMBOLS]; CONTEXTS] {
-    super::default_code::DEFAULT_CODE
+/// The decoders of the built-in codes, built once: every file shares them, so a probe's
+/// decoding tables stay in the processor's cache whichever slice it reads (a table per
+/// file, as version 1 had, made most probes wait for memory).
+fn decoder(k: usize) -> &'static Decoder {
+    static DECODERS: std::sync::OnceLock<Vec<Decoder>> = std::sync::OnceLock::new();
+    &DECODERS.get_or_init(|| {
+        (0..CODES)
+            .map(|k| Decoder::new(&builtin_code(k), true))
+            .collect()
+    })[k]
 }
 
-fn default_decoder() -> std::sync::Arc<Decoder> {
-    static DECODER: std::sync::OnceLock<std::sync::Arc<Decoder>> = std::sync::OnceLock::new();
-    DECODER
-        .get_or_init(|| std::sync::Arc::new(Decoder::new(&default_code(), true)))
-        .clone()
+/// Symbol counts of many files, grouped into `k` codes: each file goes to the code that
+/// codes it shortest, each code is rebuilt from its files' counts, a dozen times over
+/// (k-means). Files start spread over the codes in order of their run counts. Returns the
+/// codes (what `cargo bench --bench db -- --train-code` prints into `default_code.rs`).
+pub fn train_codes(
+    files: &[[[u64; SYMBOLS]; CONTEXTS]],
+    k: usize,
+) -> Vec<[[u8; SYMBOLS]; CONTEXTS]> {
+    let runs = |f: &[[u64; SYMBOLS]; CONTEXTS]| f.iter().flatten().sum::<u64>();
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| (runs(&files[i]), i));
+    let mut group = vec![0usize; files.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        group[i] = rank * k / files.len().max(1);
+    }
+    let mut codes = Vec::new();
+    for _ in 0..12 {
+        let mut sums = vec![[[0u64; SYMBOLS]; CONTEXTS]; k];
+        for (f, &g) in files.iter().zip(&group) {
+            for (sum, row) in sums[g].iter_mut().zip(f) {
+                for (a, b) in sum.iter_mut().zip(row) {
+                    *a += b;
+                }
+            }
+        }
+        codes = sums.iter().map(code_for_counts).collect();
+        for (f, g) in files.iter().zip(group.iter_mut()) {
+            *g = (0..k)
+                .min_by_key(|&c| code_word_bits(f, &codes[c]))
+                .expect("at least one code");
+        }
+    }
+    codes
+}
+
+/// Bits of the code words (extra bits aside) of runs with symbol counts `freqs`.
+pub fn code_word_bits(freqs: &[[u64; SYMBOLS]; CONTEXTS], code: &[[u8; SYMBOLS]; CONTEXTS]) -> u64 {
+    freqs
+        .iter()
+        .flatten()
+        .zip(code.iter().flatten())
+        .map(|(&f, &l)| f * l as u64)
+        .sum()
 }
 
 /// A coded slice, ready to write.
 struct Coded {
-    own_code: bool,
-    lengths: [[u8; SYMBOLS]; CONTEXTS],
+    code: usize,
     sync_points: usize,
     index: Vec<u64>,
     blocks: Vec<Vec<u8>>,
@@ -96,11 +138,7 @@ struct Coded {
 
 impl Coded {
     fn bytes(&self) -> usize {
-        FIXED_HEADER
-            + if self.own_code { CODE_BYTES } else { 0 }
-            + 4
-            + 8 * self.index.len()
-            + self.blocks.iter().map(|b| b.len()).sum::<usize>()
+        FIXED_HEADER + 4 + 8 * self.index.len() + self.blocks.iter().map(|b| b.len()).sum::<usize>()
     }
 }
 
@@ -115,13 +153,12 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
     // Whichever code gives the smaller file; a file of one block has only the sync points
     // its length needs.
     let mut best: Option<Coded> = None;
-    for (own_code, lengths) in [(false, default_code()), (true, own_code(runs))] {
-        let enc = Encoder::new(&lengths);
+    for code in 0..CODES {
+        let enc = Encoder::new(&builtin_code(code));
         let code = |sync_points| {
             let (index, blocks) = code_blocks(&enc, runs, count, sync_points);
             Coded {
-                own_code,
-                lengths,
+                code,
                 sync_points,
                 index,
                 blocks,
@@ -142,7 +179,7 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(REMOVAL_RULE as u16).to_le_bytes());
-    out.extend_from_slice(&u16::from(coded.own_code).to_le_bytes());
+    out.extend_from_slice(&(coded.code as u16).to_le_bytes());
     let mut name = [0u8; 16];
     name[..slice.to_string().len()].copy_from_slice(slice.to_string().as_bytes());
     out.extend_from_slice(&name);
@@ -151,13 +188,6 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
     out.extend_from_slice(&(coded.sync_points as u16).to_le_bytes());
     let last_len = coded.blocks.last().map_or(0, |b| b.len());
     out.extend_from_slice(&(last_len as u16).to_le_bytes());
-    if coded.own_code {
-        let mut packed = [0u8; CODE_BYTES];
-        for (k, &l) in coded.lengths.iter().flatten().enumerate() {
-            packed[k / 2] |= l << (4 * (k % 2));
-        }
-        out.extend_from_slice(&packed);
-    }
     let index_bytes: Vec<u8> = coded.index.iter().flat_map(|p| p.to_le_bytes()).collect();
     let mut crc = Crc32::default();
     crc.update(&out);
@@ -249,6 +279,44 @@ fn code_blocks(
     (index, blocks)
 }
 
+/// Whether `path` is a slice file of this format version (by its first bytes; [`SliceFile::open`]
+/// checks the rest). A file of an older version is built again.
+pub fn is_current(path: &Path) -> bool {
+    let mut head = [0u8; 12];
+    File::open(path)
+        .and_then(|f| f.read_exact_at(&mut head, 0))
+        .is_ok_and(|_| &head[..8] == MAGIC && head[8..12] == VERSION.to_le_bytes())
+}
+
+/// The bucket table of [`SliceFile::block_of`] for a block index over `count` positions.
+fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
+    let mut shift = 0;
+    while (count - 1) >> shift >= 2 * index.len() as u64 {
+        shift += 1;
+    }
+    let buckets = ((count - 1) >> shift) as usize + 1;
+    let mut table = Vec::with_capacity(buckets + 1);
+    let mut b = 0;
+    for k in 0..buckets as u64 {
+        while b + 1 < index.len() && index[b + 1] <= k << shift {
+            b += 1;
+        }
+        table.push(b as u32);
+    }
+    table.push((index.len() - 1) as u32);
+    (table, shift)
+}
+
+/// The block of `index` holding position `i`, through the bucket table of [`block_buckets`].
+#[inline]
+fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
+    // The bucket of `i` names the blocks holding its first and last positions: usually the
+    // same block or the next, so the search is over one or two entries.
+    let k = (i >> shift) as usize;
+    let (lo, hi) = (buckets[k] as usize, buckets[k + 1] as usize);
+    lo + index[lo + 1..=hi].partition_point(|&first| first <= i)
+}
+
 /// Where decoding stands inside a block: the next run's bit and the prediction state.
 struct Cursor {
     bit: u64,
@@ -270,8 +338,12 @@ pub struct SliceFile {
     blocks_at: u64,
     last_len: usize,
     sync_points: usize,
-    /// Shared by every file of the default code.
-    decoder: std::sync::Arc<Decoder>,
+    /// `buckets[k]`: the block holding position `k << bucket_shift`, and a last entry for
+    /// the slice's end; about two buckets per block.
+    buckets: Vec<u32>,
+    bucket_shift: u32,
+    /// The decoder of the file's built-in code.
+    decoder: &'static Decoder,
 }
 
 impl SliceFile {
@@ -286,15 +358,14 @@ impl SliceFile {
             }
         })?;
         let len = file.metadata().map_err(|e| bad(e.to_string()))?.len();
-        let mut header = [0u8; FIXED_HEADER + CODE_BYTES];
-        let have = (len as usize).min(header.len());
-        file.read_exact_at(&mut header[..have], 0)
-            .map_err(|e| bad(e.to_string()))?;
-        if have < FIXED_HEADER + 4 {
+        let mut header = [0u8; FIXED_HEADER];
+        if len < FIXED_HEADER as u64 + 4 {
             return Err(bad(format!(
                 "truncated: {len} bytes, shorter than the header"
             )));
         }
+        file.read_exact_at(&mut header, 0)
+            .map_err(|e| bad(e.to_string()))?;
         if &header[0..8] != MAGIC {
             return Err(bad("not a nowdb database slice (bad magic)".into()));
         }
@@ -306,14 +377,14 @@ impl SliceFile {
                 "database format version {version}; this nowdb reads version {VERSION}"
             )));
         }
-        if u16_at(12) as u32 != REMOVAL_RULE || u16_at(14) > 1 {
+        if u16_at(12) as u32 != REMOVAL_RULE || u16_at(14) as usize >= CODES {
             return Err(bad(format!(
                 "unknown removal rule {} or code kind {}",
                 u16_at(12),
                 u16_at(14)
             )));
         }
-        let own_code = u16_at(14) == 1;
+        let code = u16_at(14) as usize;
         let name_end = header[16..32].iter().position(|&b| b == 0).unwrap_or(16);
         let name = String::from_utf8_lossy(&header[16..16 + name_end]);
         if name != slice.to_string() {
@@ -337,7 +408,7 @@ impl SliceFile {
         if !(header_bytes_for(sync_points)..=BLOCK_BYTES).contains(&last_len) {
             return Err(bad(format!("bad header: last block of {last_len} bytes")));
         }
-        let head_len = FIXED_HEADER + if own_code { CODE_BYTES } else { 0 };
+        let head_len = FIXED_HEADER;
         let blocks_at = head_len as u64 + 4 + 8 * blocks;
         let expected = blocks_at + (blocks - 1) * BLOCK_BYTES as u64 + last_len as u64;
         if len != expected {
@@ -364,19 +435,7 @@ impl SliceFile {
                 "block index is not increasing from 0 within the slice".into()
             ));
         }
-        let lengths: [[u8; SYMBOLS]; CONTEXTS] = if own_code {
-            std::array::from_fn(|c| {
-                std::array::from_fn(|s| {
-                    let k = c * SYMBOLS + s;
-                    (header[FIXED_HEADER + k / 2] >> (4 * (k % 2))) & 15
-                })
-            })
-        } else {
-            default_code()
-        };
-        if !lengths.iter().all(|l| code::lengths_valid(l)) {
-            return Err(bad("the code in the header is not a prefix code".into()));
-        }
+        let (buckets, bucket_shift) = block_buckets(&index, count);
         Ok(SliceFile {
             path: path.to_path_buf(),
             slice: *slice,
@@ -386,11 +445,9 @@ impl SliceFile {
             blocks_at,
             last_len,
             sync_points,
-            decoder: if own_code {
-                std::sync::Arc::new(Decoder::new(&lengths, true))
-            } else {
-                default_decoder()
-            },
+            buckets,
+            bucket_shift,
+            decoder: decoder(code),
         })
     }
 
@@ -401,7 +458,7 @@ impl SliceFile {
     /// The block holding position `i` and its first position.
     #[inline]
     pub fn block_of(&self, i: u64) -> (usize, u64) {
-        let b = self.index.partition_point(|&first| first <= i) - 1;
+        let b = find_block(&self.index, &self.buckets, self.bucket_shift, i);
         (b, self.index[b])
     }
 
@@ -562,5 +619,46 @@ impl SliceFile {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_lookup_finds_the_block_of_every_position() {
+        // Even blocks, one block, and very uneven blocks (a lopsided stretch of millions of
+        // positions next to dense ones).
+        let cases: Vec<(Vec<u64>, u64)> = vec![
+            ((0..50).map(|b| b * 1000).collect(), 50_000),
+            (vec![0], 1),
+            (vec![0], 12_345),
+            (vec![0, 1, 2, 3, 4_000_000, 4_000_001, 4_000_100], 9_000_000),
+            (
+                vec![0, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 100_000],
+                100_001,
+            ),
+        ];
+        for (index, count) in cases {
+            let (buckets, shift) = block_buckets(&index, count);
+            assert!(buckets.len() <= 2 * index.len() + 1, "{buckets:?}");
+            let mut probes: Vec<u64> = index
+                .iter()
+                .flat_map(|&f| [f, f.saturating_sub(1), f + 1])
+                .chain([count - 1, count / 2, count / 3])
+                .filter(|&i| i < count)
+                .collect();
+            let mut rng = crate::rng::XorShift::new(88172645463325252);
+            probes.extend((0..1000).map(|_| rng.below(count)));
+            for i in probes {
+                let want = index.partition_point(|&first| first <= i) - 1;
+                assert_eq!(
+                    find_block(&index, &buckets, shift, i),
+                    want,
+                    "position {i} of {index:?}"
+                );
+            }
+        }
     }
 }

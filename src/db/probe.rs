@@ -8,22 +8,59 @@ use crate::board::{MoveList, generate_moves, has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
 use crate::slice::Slice;
-use crate::solve::solved::{KeyMap, slice_key};
 use crate::solve::{Result, SolveError, Value};
 use crate::solve_err;
 use crate::{Color, Position};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock};
 
 /// The first line of `db/VERSION`.
-pub const VERSION_LINE: &str = "nowdb-db 1";
+pub const VERSION_LINE: &str = "nowdb-db 2";
+const _: () = assert!(
+    super::format::VERSION == 2,
+    "VERSION_LINE names the format version"
+);
 
 /// A slice file opened for probing.
 pub struct OpenSlice {
     pub file: SliceFile,
     pub index: SliceIndex,
+    /// The slice's number in the block cache's keys.
     id: u32,
+}
+
+/// Counts of each kind of piece (0..=12) and leading ranks (0..=6, or none): every slice
+/// has a place in [`SliceTable`] without hashing.
+const MATERIALS: usize = 13 * 13 * 13 * 13;
+const RANK_PAIRS: usize = 8 * 8;
+
+/// The opened slices, found by arithmetic and without a lock: a probe only reads (slices
+/// are opened once, on first use, and stay open).
+struct SliceTable {
+    materials: Box<[OnceLock<RankRow>]>,
+}
+
+/// The slices of one material, by leading ranks.
+type RankRow = Box<[OnceLock<Box<OpenSlice>>]>;
+
+impl SliceTable {
+    fn new() -> SliceTable {
+        SliceTable {
+            materials: (0..MATERIALS).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, s: &Slice) -> &OnceLock<Box<OpenSlice>> {
+        let m = s.material;
+        let material =
+            ((m.bk as usize * 13 + m.wk as usize) * 13 + m.bm as usize) * 13 + m.wm as usize;
+        let rank = |r: Option<u8>| r.map_or(7, |r| r as usize);
+        let row = self.materials[material]
+            .get_or_init(|| (0..RANK_PAIRS).map(|_| OnceLock::new()).collect());
+        &row[rank(s.rb) * 8 + rank(s.rw)]
+    }
 }
 
 /// A compressed database directory (`<site>/db`), safe to share between threads.
@@ -32,7 +69,7 @@ pub struct Database {
     /// Piece counts of the slices present when opened (for reports and error messages;
     /// slices built later are found when first probed).
     pieces: (u32, u32),
-    open: RwLock<KeyMap<Arc<OpenSlice>>>,
+    open: SliceTable,
     /// Numbers the opened slices for the block cache's keys.
     next_id: std::sync::atomic::AtomicU32,
     cache: BlockCache,
@@ -116,7 +153,7 @@ impl Database {
         Ok(Database {
             dir: dir.to_path_buf(),
             pieces,
-            open: RwLock::new(KeyMap::default()),
+            open: SliceTable::new(),
             next_id: Default::default(),
             cache: BlockCache::new(cache_bytes),
         })
@@ -137,16 +174,21 @@ impl Database {
     }
 
     /// The opened slice (opened on first use).
-    pub fn slice(&self, slice: &Slice) -> Result<Arc<OpenSlice>> {
-        let key = slice_key(slice);
-        if let Some(s) = self
-            .open
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-        {
-            return Ok(s.clone());
+    #[inline]
+    pub fn slice(&self, slice: &Slice) -> Result<&OpenSlice> {
+        let slot = self.open.slot(slice);
+        match slot.get() {
+            Some(s) => Ok(s),
+            None => self.open_slice(slot, slice),
         }
+    }
+
+    #[cold]
+    fn open_slice<'a>(
+        &self,
+        slot: &'a OnceLock<Box<OpenSlice>>,
+        slice: &Slice,
+    ) -> Result<&'a OpenSlice> {
         let path = slice_path(&self.dir, slice);
         if !path.exists() {
             let most = list_slices(&self.dir)?
@@ -164,21 +206,29 @@ impl Database {
                 solve_err!("missing slice {slice}: {} does not exist", path.display())
             });
         }
-        let opened = Arc::new(OpenSlice {
-            file: SliceFile::open(&path, slice)?,
-            index: SliceIndex::new(*slice),
-            id: self
-                .next_id
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        });
-        let mut open = self.open.write().unwrap_or_else(|p| p.into_inner());
-        Ok(open.entry(key).or_insert(opened).clone())
+        let file = SliceFile::open(&path, slice)?;
+        // Threads opening the same slice at once: one wins, the others' copies are dropped.
+        Ok(slot.get_or_init(|| {
+            Box::new(OpenSlice {
+                file,
+                index: SliceIndex::new(*slice),
+                id: self
+                    .next_id
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            })
+        }))
     }
 
-    /// Block `b` of an opened slice, through the cache.
-    pub fn block(&self, s: &OpenSlice, b: usize) -> Result<Arc<Block>> {
+    /// `f` of block `b` of an opened slice, read through the cache.
+    #[inline]
+    pub fn with_block<R>(
+        &self,
+        s: &OpenSlice,
+        b: usize,
+        f: impl FnOnce(&Block) -> Result<R>,
+    ) -> Result<R> {
         let key = (s.id as u64) << 32 | b as u64;
-        self.cache.get_or_load(key, || s.file.read_block(b))
+        self.cache.with_block(key, || s.file.read_block(b), f)
     }
 
     /// The stored (refilled) value of position `i` of an opened slice.
@@ -191,8 +241,7 @@ impl Database {
     #[inline(always)]
     fn stored_run(&self, s: &OpenSlice, i: u64) -> Result<(Value, u64, u64)> {
         let (b, first) = s.file.block_of(i);
-        let block = self.block(s, b)?;
-        s.file.run_in_block(&block, b, first, i)
+        self.with_block(s, b, |block| s.file.run_in_block(block, b, first, i))
     }
 
     /// The value of `setup` for its side to move.
@@ -260,7 +309,7 @@ impl Database {
         let s = self.slice(&Slice::of(pos))?;
         let i = s.index.index(pos);
         let Some(c) = cache else {
-            return self.stored_at(&s, i);
+            return self.stored_at(s, i);
         };
         let id = s.id as usize;
         if let Some(&(first, end, v)) = c.runs.get(id)
@@ -268,7 +317,7 @@ impl Database {
         {
             return Ok(v);
         }
-        let (v, first, end) = self.stored_run(&s, i)?;
+        let (v, first, end) = self.stored_run(s, i)?;
         if c.runs.len() <= id {
             c.runs.resize(id + 1, (0, 0, Value::Unknown));
         }

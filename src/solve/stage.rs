@@ -207,9 +207,12 @@ pub fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
     Ok(())
 }
 
-/// The marker `ver` leaves for a slice whose compressed file it checked.
+/// The marker `ver` leaves for a slice whose compressed file it checked. It names the
+/// format version, so a database of an older version is built and checked again.
 pub fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
-    site.root().join(format!("work/ckpt/db-{s}.verified"))
+    let version = crate::db::format::VERSION;
+    site.root()
+        .join(format!("work/ckpt/db-{s}.v{version}.verified"))
 }
 
 /// Writes the verified markers of the slices.
@@ -228,7 +231,7 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
         Stage::Done
     } else if slices
         .iter()
-        .all(|s| crate::db::probe::slice_path(&db, s).exists())
+        .all(|s| crate::db::format::is_current(&crate::db::probe::slice_path(&db, s)))
     {
         Stage::Built
     } else {
