@@ -203,6 +203,34 @@ fn main() {
         );
         return;
     }
+    if args.iter().any(|a| a == "--probe-rates") {
+        // Warm-cache rates only, best of five rounds each (this machine's speed varies).
+        let root = args
+            .iter()
+            .skip(1)
+            .rfind(|a| !a.starts_with('-'))
+            .expect("SITE");
+        let dir = Site::new(root).db_dir();
+        let slices = list_slices(&dir).unwrap();
+        let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
+        let (quiet, stored) = sample_positions(&slices, pieces, 1_000_000);
+        let db = Database::open(&dir, 1 << 30).unwrap();
+        probe_all(&db, &quiet);
+        for (what, ps) in [("stored", &stored), ("non-capture", &quiet)] {
+            let best = (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    probe_all(&db, ps);
+                    ps.len() as f64 / t.elapsed().as_secs_f64()
+                })
+                .fold(0.0, f64::max);
+            println!(
+                "warm cache (1 thread), {pieces}-piece {what} positions: {:.2} M probes/s (best of 5)",
+                best / 1e6
+            );
+        }
+        return;
+    }
     if let Some(k) = args.iter().position(|a| a == "--train-code") {
         let codes: usize = args[k + 1].parse().expect("--train-code K SITE");
         let root = args.get(k + 2).expect("--train-code K SITE");

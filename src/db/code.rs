@@ -13,6 +13,9 @@ const EXACT: u64 = 64;
 const PER_HIT: u16 = 105;
 /// Bits looked up at once when decoding; longer codes take the canonical walk.
 const PEEK: u32 = 12;
+/// Bits a skip step looks at: fewer than [`PEEK`], so that the skip tables of every built-in
+/// code stay in the processor's nearest caches (a probe takes a few dozen dependent steps).
+const SKIP_PEEK: u32 = 10;
 
 /// The cycle win -> loss -> draw -> win, on value codes 0..3.
 #[inline]
@@ -261,46 +264,29 @@ struct Table {
 /// Decoding tables of every context of one file.
 pub struct Decoder {
     tables: Vec<Table>,
-    /// For each state and next [`PEEK`] bits: the runs wholly coded in those bits that have
+    /// For each state and next [`SKIP_PEEK`] bits: the runs wholly coded in those bits that have
     /// no extra bits, as `runs | bits << 4 | state << 8 | total length << 11`; lets a probe
     /// skip several runs at once.
-    skip: Vec<[u32; 1 << PEEK]>,
-}
-
-/// Several runs skipped at once (see [`Decoder::skip`]).
-pub struct Skip {
-    pub runs: u32,
-    pub bits: u32,
-    pub state: u8,
-    pub len: u64,
+    skip: Vec<[u32; 1 << SKIP_PEEK]>,
 }
 
 impl Decoder {
-    /// Tables for valid `lengths` (see [`lengths_valid`]), with the skip tables when
-    /// `skipping` (a few milliseconds to build: for the shared default code).
-    pub fn new(lengths: &[[u8; SYMBOLS]; CONTEXTS], skipping: bool) -> Decoder {
+    /// Tables for valid `lengths` (see [`lengths_valid`]); a few milliseconds to build, once
+    /// per built-in code.
+    pub fn new(lengths: &[[u8; SYMBOLS]; CONTEXTS]) -> Decoder {
         let tables: Vec<Table> = lengths.iter().map(Table::new).collect();
-        let skip = if skipping {
-            skip_tables(&tables)
-        } else {
-            Vec::new()
-        };
+        let skip = skip_tables(&tables);
         Decoder { tables, skip }
     }
 
-    /// The runs wholly coded in the top [`PEEK`] bits of `window` (state `state` before
-    /// them), if any.
-    #[inline]
-    pub fn skip(&self, state: u8, window: u64) -> Skip {
-        let e = match self.skip.get(state as usize) {
-            Some(row) => row[(window >> (64 - PEEK)) as usize],
+    /// The runs wholly coded in the top [`SKIP_PEEK`] bits of `window` after state `state`, as
+    /// `runs | bits << 4 | state after << 8 | total length << 11` (0 runs when none, for a
+    /// state past 5).
+    #[inline(always)]
+    pub fn skip(&self, state: u8, window: u64) -> u32 {
+        match self.skip.get(state as usize) {
+            Some(row) => row[(window >> (64 - SKIP_PEEK)) as usize],
             None => 0,
-        };
-        Skip {
-            runs: e & 15,
-            bits: (e >> 4) & 15,
-            state: ((e >> 8) & 7) as u8,
-            len: (e >> 11) as u64,
         }
     }
 
@@ -338,10 +324,10 @@ impl Decoder {
 
 /// The skip tables, by dynamic programming over how many bits remain: the runs in `r`
 /// bits are the first run and then the runs in the `r - l` bits after its code word.
-fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << PEEK]> {
+fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << SKIP_PEEK]> {
     // memo[r][state << r | bits]
-    let mut memo: Vec<Vec<u32>> = Vec::with_capacity(PEEK as usize + 1);
-    for r in 0..=PEEK {
+    let mut memo: Vec<Vec<u32>> = Vec::with_capacity(SKIP_PEEK as usize + 1);
+    for r in 0..=SKIP_PEEK {
         let mut row = vec![0u32; 6 << r];
         for state in 0..6u8 {
             let (cur, prev) = state_of(state).expect("state");
@@ -369,11 +355,11 @@ fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << PEEK]> {
         }
         memo.push(row);
     }
-    let top = &memo[PEEK as usize];
+    let top = &memo[SKIP_PEEK as usize];
     (0..6)
         .map(|state| {
-            let mut row = [0u32; 1 << PEEK];
-            row.copy_from_slice(&top[state << PEEK..(state + 1) << PEEK]);
+            let mut row = [0u32; 1 << SKIP_PEEK];
+            row.copy_from_slice(&top[state << SKIP_PEEK..(state + 1) << SKIP_PEEK]);
             row
         })
         .collect()
@@ -465,7 +451,7 @@ mod tests {
         assert!(lengths.iter().all(|l| lengths_valid(l)));
         assert!(lengths.iter().flatten().any(|&l| l as u32 > PEEK));
         let enc = Encoder::new(&lengths);
-        let dec = Decoder::new(&lengths, true);
+        let dec = Decoder::new(&lengths);
         let mut runs = Vec::new();
         let mut w = BitWriter::default();
         for i in 0..5000u64 {

@@ -76,11 +76,7 @@ pub fn builtin_code(k: usize) -> [[u8; SYMBOLS]; CONTEXTS] {
 /// file, as version 1 had, made most probes wait for memory).
 fn decoder(k: usize) -> &'static Decoder {
     static DECODERS: std::sync::OnceLock<Vec<Decoder>> = std::sync::OnceLock::new();
-    &DECODERS.get_or_init(|| {
-        (0..CODES)
-            .map(|k| Decoder::new(&builtin_code(k), true))
-            .collect()
-    })[k]
+    &DECODERS.get_or_init(|| (0..CODES).map(|k| Decoder::new(&builtin_code(k))).collect())[k]
 }
 
 /// Symbol counts of many files, grouped into `k` codes: each file goes to the code that
@@ -564,27 +560,34 @@ impl SliceFile {
             let packed = u16::from_le_bytes([data[at + 4], data[at + 5]]);
             (pos, bit, state) = (off, (packed & 0x1FFF) as u64, (packed >> 13) as u8);
         }
-        let mut c = self.start(b, state, bit)?;
+        let head = header_bytes_for(self.sync_points);
+        let limit = ((self.block_len(b) - head) * 8) as u64;
         loop {
-            // Skip whole groups of short runs that end before the target.
-            if c.bit < c.limit {
-                let byte = c.head + (c.bit / 8) as usize;
+            // Skip whole groups of short runs that end before the target. The state stays a
+            // byte here (a table index), so each step is one window and one table load.
+            while bit < limit {
+                let byte = head + (bit / 8) as usize;
                 let window =
-                    u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
-                let sk = self.decoder.skip(state_byte(c.cur, c.prev), window);
-                if sk.runs > 0 && pos + sk.len <= target {
-                    pos += sk.len;
-                    c.bit += sk.bits as u64;
-                    (c.cur, c.prev) = state_of(sk.state).expect("a state the table made");
-                    continue;
+                    u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (bit % 8);
+                let e = self.decoder.skip(state, window);
+                let len = (e >> 11) as u64;
+                if e & 15 == 0 || pos + len > target {
+                    break;
                 }
+                pos += len;
+                bit += ((e >> 4) & 15) as u64;
+                state = ((e >> 8) & 7) as u8;
             }
+            // One run at a time: a long one, or the one holding the target.
+            let mut c = self.start(b, state, bit)?;
             let (v, len) = self.next_run(block, b, &mut c)?;
             if pos + len > target {
                 let end = self.index.get(b + 1).copied().unwrap_or(self.count);
                 return Ok((value_of(v), first + pos, (first + pos + len).min(end)));
             }
             pos += len;
+            bit = c.bit;
+            state = state_byte(c.cur, c.prev);
         }
     }
 
