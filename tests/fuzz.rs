@@ -4,24 +4,12 @@
 
 use nowdb::db::format::SliceFile;
 use nowdb::db::removed::{Kind, classify};
+use nowdb::rng::XorShift;
 use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, build_local};
 use nowdb::solve::solved::SolvedSlice;
 use nowdb::{MoveList, Setup, Slice, SliceIndex};
 use std::time::Duration;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 #[test]
 fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
@@ -45,7 +33,7 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
     let original = std::fs::read(site.db_dir().join(format!("{slice}.ndb"))).unwrap();
     assert!(original.len() > 2048, "want a file of several blocks");
     let path = dir.join("mutant.ndb");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
     let (mut refused, mut answered) = (0, 0);
     for round in 0..400 {
         let mut bytes = original.clone();
@@ -74,12 +62,12 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
             continue;
         };
         for &i in stored.iter().step_by(7) {
-            let (b, first) = f.block_of(i);
+            let b = f.block_of(i);
             let Ok(block) = f.read_block(b) else {
                 refused += 1;
                 continue;
             };
-            if let Ok((v, _, _)) = f.run_in_block(&block, b, first, i) {
+            if let Ok((v, _, _)) = f.run_in_block(&block, b, i) {
                 answered += 1;
                 assert_eq!(
                     v,
@@ -99,7 +87,7 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
 #[test]
 fn random_text_never_panics_the_fen_parser() {
     let alphabet = b"BWK:,-.x0123456789 12-32\t";
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut rng = XorShift::new(0x2545_F491_4F6C_DD1D);
     let seeds = [
         "B:W18,K12:B3,5",
         "W:W21-32:B1-12",
@@ -108,7 +96,7 @@ fn random_text_never_panics_the_fen_parser() {
     ];
     let mut parsed = 0;
     for round in 0..200_000u64 {
-        let pick = |rng: &mut Rng| alphabet[rng.below(alphabet.len() as u64) as usize];
+        let pick = |rng: &mut XorShift| alphabet[rng.below(alphabet.len() as u64) as usize];
         // Random text, or a valid FEN with a few characters replaced, inserted or removed.
         let mut bytes: Vec<u8> = if round % 2 == 0 {
             (0..rng.below(24)).map(|_| pick(&mut rng)).collect()

@@ -22,9 +22,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = file.for_each_run(0, file.count, |_, _, _| Ok(()));
     for i in (0..file.count).step_by(61) {
-        let (b, first) = file.block_of(i);
+        let b = file.block_of(i);
         if let Ok(block) = file.read_block(b) {
-            let _ = file.run_in_block(&block, b, first, i);
+            let _ = file.run_in_block(&block, b, i);
         }
     }
 });

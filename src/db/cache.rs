@@ -1,51 +1,61 @@
-//! The probe's block cache: least recently used blocks are dropped first, in shards so that
-//! threads probing different blocks rarely wait for each other.
+//! The probe's block cache: a fixed number of blocks in shards, so that threads probing
+//! different blocks rarely wait for each other.
+//!
+//! Replacement is the CLOCK rule, the usual approximation of least-recently-used: a hit
+//! only marks its slot as used, and a miss sweeps a hand over the shard's slots, giving
+//! each used one a second chance (clearing the mark) and replacing the first unused one.
+//! Exact LRU would relink two neighbouring slots on every hit, two more cache misses on a
+//! probe's critical path.
+//!
+//! A block is found without hashing: its slice keeps, per block, a hint of the slot that
+//! last held it ([`SlotHint`]). The hint is checked against the slot's key under the
+//! shard's lock, so a stale hint (the block was replaced since) is just a miss.
 
 use super::format::Block;
-use crate::solve::solved::KeyMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 const SHARDS: usize = 16;
-const NIL: u32 = u32::MAX;
+/// Slot numbers in a hint: shard in the top bits, slot within the shard below.
+const SLOT_BITS: u32 = 27;
+const NO_SLOT: u32 = u32::MAX;
 
-struct Slot {
-    key: u64,
-    block: Box<Block>,
-    prev: u32,
-    next: u32,
+/// Where a block was last cached (one per block of an open slice).
+pub struct SlotHint(AtomicU32);
+
+impl Default for SlotHint {
+    fn default() -> SlotHint {
+        SlotHint(AtomicU32::new(NO_SLOT))
+    }
 }
 
-/// One shard: a hash map into slots kept on a doubly linked recency list.
+/// The block is kept inline, beside its key: a hit touches one place.
+struct Slot {
+    key: u64,
+    used: bool,
+    block: Block,
+}
+
 struct Shard {
-    map: KeyMap<u32>,
     slots: Vec<Slot>,
-    head: u32,
-    tail: u32,
+    hand: usize,
     capacity: usize,
 }
 
 impl Shard {
-    fn unlink(&mut self, i: u32) {
-        let (p, n) = (self.slots[i as usize].prev, self.slots[i as usize].next);
-        match p {
-            NIL => self.head = n,
-            p => self.slots[p as usize].next = n,
+    /// The slot for a new block: a free one while the shard fills, then CLOCK's victim.
+    fn victim(&mut self) -> Option<usize> {
+        if self.slots.len() < self.capacity {
+            return None;
         }
-        match n {
-            NIL => self.tail = p,
-            n => self.slots[n as usize].prev = p,
-        }
-    }
-
-    fn push_front(&mut self, i: u32) {
-        self.slots[i as usize].prev = NIL;
-        self.slots[i as usize].next = self.head;
-        if self.head != NIL {
-            self.slots[self.head as usize].prev = i;
-        }
-        self.head = i;
-        if self.tail == NIL {
-            self.tail = i;
+        loop {
+            let i = self.hand;
+            self.hand = (self.hand + 1) % self.slots.len();
+            let slot = &mut self.slots[i];
+            if !slot.used {
+                return Some(i);
+            }
+            slot.used = false;
         }
     }
 }
@@ -53,21 +63,19 @@ impl Shard {
 /// Blocks keyed by `(slice number, block number)` packed into a `u64`.
 pub struct BlockCache {
     shards: Vec<Mutex<Shard>>,
-    misses: std::sync::atomic::AtomicU64,
+    misses: AtomicU64,
 }
 
 impl BlockCache {
     /// A cache of about `bytes` (at least one block per shard).
     pub fn new(bytes: usize) -> BlockCache {
         let blocks = bytes / std::mem::size_of::<Block>();
-        let per_shard = (blocks / SHARDS).max(1);
+        let per_shard = (blocks / SHARDS).clamp(1, (1 << SLOT_BITS) - 1);
         let shards = (0..SHARDS)
             .map(|_| {
                 Mutex::new(Shard {
-                    map: KeyMap::default(),
                     slots: Vec::new(),
-                    head: NIL,
-                    tail: NIL,
+                    hand: 0,
                     capacity: per_shard,
                 })
             })
@@ -78,75 +86,78 @@ impl BlockCache {
         }
     }
 
-    fn shard(&self, key: u64) -> &Mutex<Shard> {
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60;
-        &self.shards[h as usize % SHARDS]
+    fn shard_of(key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % SHARDS
     }
 
-    /// `f` of the cached block for `key`, or of the one `load` reads (then cached). `f` runs
-    /// under the shard's lock: a probe decodes a few dozen bytes, and sharing no reference
-    /// to the block saves two atomic counts per probe. A failed load is returned and nothing
-    /// is cached.
+    /// `f` of the cached block for `key` (whose slot `hint` remembers), or of the one `load`
+    /// reads (then cached). `f` runs under the shard's lock: a probe decodes a few dozen
+    /// bytes, and sharing no reference to the block saves two atomic counts per probe. A
+    /// failed load is returned and nothing is cached.
     #[inline]
     pub fn with_block<R, E>(
         &self,
         key: u64,
+        hint: &SlotHint,
         load: impl FnOnce() -> Result<Box<Block>, E>,
         f: impl FnOnce(&Block) -> Result<R, E>,
     ) -> Result<R, E> {
-        {
-            let mut s = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(&i) = s.map.get(&key) {
-                if s.head != i {
-                    s.unlink(i);
-                    s.push_front(i);
-                }
-                return f(&s.slots[i as usize].block);
+        let h = hint.0.load(Relaxed);
+        if h != NO_SLOT {
+            let mut s = self.shards[(h >> SLOT_BITS) as usize]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = s.slots.get_mut((h & ((1 << SLOT_BITS) - 1)) as usize)
+                && slot.key == key
+            {
+                slot.used = true;
+                return f(&slot.block);
             }
         }
-        self.load_and_use(key, load, f)
+        self.load_and_use(key, hint, load, f)
     }
 
     #[cold]
     fn load_and_use<R, E>(
         &self,
         key: u64,
+        hint: &SlotHint,
         load: impl FnOnce() -> Result<Box<Block>, E>,
         f: impl FnOnce(&Block) -> Result<R, E>,
     ) -> Result<R, E> {
         // Read outside the lock: other threads keep probing while this one waits on disk.
-        self.misses
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.misses.fetch_add(1, Relaxed);
         let block = load()?;
-        let mut s = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&i) = s.map.get(&key) {
-            return f(&s.slots[i as usize].block);
-        }
-        let i = if s.slots.len() < s.capacity {
-            s.slots.push(Slot {
-                key,
-                block,
-                prev: NIL,
-                next: NIL,
-            });
-            (s.slots.len() - 1) as u32
-        } else {
-            let victim = s.tail;
-            s.unlink(victim);
-            let old = s.slots[victim as usize].key;
-            s.map.remove(&old);
-            s.slots[victim as usize].key = key;
-            s.slots[victim as usize].block = block;
-            victim
+        let shard = Self::shard_of(key);
+        let mut s = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        let i = match s.victim() {
+            Some(i) => {
+                s.slots[i] = Slot {
+                    key,
+                    used: true,
+                    block: *block,
+                };
+                i
+            }
+            None => {
+                s.slots.push(Slot {
+                    key,
+                    used: true,
+                    block: *block,
+                });
+                s.slots.len() - 1
+            }
         };
-        s.map.insert(key, i);
-        s.push_front(i);
-        f(&s.slots[i as usize].block)
+        // Another thread may have cached the same block meanwhile: the hint names one of
+        // the two copies, the other ages out.
+        hint.0
+            .store((shard as u32) << SLOT_BITS | i as u32, Relaxed);
+        f(&s.slots[i].block)
     }
 
     /// Blocks read from disk so far.
     pub fn misses(&self) -> u64 {
-        self.misses.load(std::sync::atomic::Ordering::Relaxed)
+        self.misses.load(Relaxed)
     }
 }
 
@@ -155,35 +166,57 @@ mod tests {
     use super::*;
 
     fn block(tag: u8) -> Box<Block> {
-        let mut b = Box::new(Block([0; 1032]));
-        b.0[0] = tag;
+        let mut b = Box::new(Block {
+            bytes: [0; 1032],
+            first: 0,
+        });
+        b.bytes[0] = tag;
         b
     }
 
     #[test]
-    fn least_recently_used_goes_first() {
-        // One block per shard: keys that land in the same shard evict each other.
+    fn a_block_not_used_since_the_hand_passed_goes_first() {
+        // One block per shard: keys of the same shard replace each other.
         let cache = BlockCache::new(0);
         let same_shard: Vec<u64> = (0..1000u64)
-            .filter(|&k| std::ptr::eq(cache.shard(k), cache.shard(0)))
+            .filter(|&k| BlockCache::shard_of(k) == BlockCache::shard_of(0))
             .take(2)
             .collect();
         let (a, b) = (same_shard[0], same_shard[1]);
+        let (ha, hb) = (SlotHint::default(), SlotHint::default());
         let load = |t| move || Ok::<_, ()>(block(t));
-        let tag = |b: &Block| Ok(b.0[0]);
-        assert_eq!(cache.with_block(a, load(1), tag).unwrap(), 1);
-        assert_eq!(cache.with_block(a, load(9), tag).unwrap(), 1, "hit");
-        assert_eq!(cache.with_block(b, load(2), tag).unwrap(), 2);
+        let tag = |b: &Block| Ok(b.bytes[0]);
+        assert_eq!(cache.with_block(a, &ha, load(1), tag).unwrap(), 1);
+        assert_eq!(cache.with_block(a, &ha, load(9), tag).unwrap(), 1, "hit");
+        assert_eq!(cache.with_block(b, &hb, load(2), tag).unwrap(), 2);
         assert_eq!(
-            cache.with_block(a, load(3), tag).unwrap(),
+            cache.with_block(a, &ha, load(3), tag).unwrap(),
             3,
-            "a was evicted"
+            "a was replaced: its hint is stale"
         );
         assert_eq!(cache.misses(), 3);
         assert!(
             cache
-                .with_block(b, || Err::<Box<Block>, _>(()), tag)
+                .with_block(b, &hb, || Err::<Box<Block>, _>(()), tag)
                 .is_err()
         );
+
+        // Four slots in the shard: the used ones get a second chance.
+        let mut s = Shard {
+            slots: Vec::new(),
+            hand: 0,
+            capacity: 4,
+        };
+        for key in 0..4 {
+            assert_eq!(s.victim(), None);
+            s.slots.push(Slot {
+                key,
+                used: key != 2,
+                block: *block(0),
+            });
+        }
+        assert_eq!(s.victim(), Some(2), "the only slot not used");
+        s.slots[2].used = true;
+        assert_eq!(s.victim(), Some(0), "all were used: the hand came round");
     }
 }

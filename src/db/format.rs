@@ -23,8 +23,12 @@ pub const CODES: usize = super::default_code::DEFAULT_CODES.len();
 /// at most about this much).
 const SEGMENT_BYTES: usize = 48;
 
-/// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere.
-pub struct Block(pub [u8; BLOCK_BYTES + 8]);
+/// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere,
+/// and the slice position of its first run (from the block index).
+pub struct Block {
+    pub bytes: [u8; BLOCK_BYTES + 8],
+    pub first: u64,
+}
 
 fn value_code(v: Value) -> u8 {
     v as u8 - 1
@@ -287,7 +291,7 @@ pub fn is_current(path: &Path) -> bool {
 /// The bucket table of [`SliceFile::block_of`] for a block index over `count` positions.
 fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
     let mut shift = 0;
-    while (count - 1) >> shift >= 2 * index.len() as u64 {
+    while (count - 1) >> shift >= 4 * index.len() as u64 {
         shift += 1;
     }
     let buckets = ((count - 1) >> shift) as usize + 1;
@@ -307,7 +311,7 @@ fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
 #[inline]
 fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
     // The bucket of `i` names the blocks holding its first and last positions: usually the
-    // same block or the next, so the search is over one or two entries.
+    // same block (no search, the index is not read) or the next.
     let k = (i >> shift) as usize;
     let (lo, hi) = (buckets[k] as usize, buckets[k + 1] as usize);
     lo + index[lo + 1..=hi].partition_point(|&first| first <= i)
@@ -335,7 +339,8 @@ pub struct SliceFile {
     last_len: usize,
     sync_points: usize,
     /// `buckets[k]`: the block holding position `k << bucket_shift`, and a last entry for
-    /// the slice's end; about two buckets per block.
+    /// the slice's end; about four buckets per block, so that most buckets lie in one block
+    /// and the block index need not be read.
     buckets: Vec<u32>,
     bucket_shift: u32,
     /// The decoder of the file's built-in code.
@@ -451,11 +456,10 @@ impl SliceFile {
         self.index.len()
     }
 
-    /// The block holding position `i` and its first position.
+    /// The block holding position `i`.
     #[inline]
-    pub fn block_of(&self, i: u64) -> (usize, u64) {
-        let b = find_block(&self.index, &self.buckets, self.bucket_shift, i);
-        (b, self.index[b])
+    pub fn block_of(&self, i: u64) -> usize {
+        find_block(&self.index, &self.buckets, self.bucket_shift, i)
     }
 
     /// The first position of block `b` (the slice's count past the last block).
@@ -478,14 +482,17 @@ impl SliceFile {
 
     /// Reads block `b` from disk and checks its CRC.
     pub fn read_block(&self, b: usize) -> Result<Box<Block>> {
-        let mut block = Box::new(Block([0u8; BLOCK_BYTES + 8]));
+        let mut block = Box::new(Block {
+            bytes: [0u8; BLOCK_BYTES + 8],
+            first: self.index[b],
+        });
         let len = self.block_len(b);
         let offset = self.block_offset(b);
         self.file
-            .read_exact_at(&mut block.0[..len], offset)
+            .read_exact_at(&mut block.bytes[..len], offset)
             .map_err(|e| solve_err!("{}: block {b}: {e}", self.path.display()))?;
-        let stored = u32::from_le_bytes(block.0[0..4].try_into().unwrap());
-        if crc32(&block.0[4..len]) != stored {
+        let stored = u32::from_le_bytes(block.bytes[0..4].try_into().unwrap());
+        if crc32(&block.bytes[4..len]) != stored {
             return Err(solve_err!(
                 "{}: CRC error in block {b} (file bytes {offset}..{})",
                 self.path.display(),
@@ -502,7 +509,8 @@ impl SliceFile {
             return Err(self.corrupt(b));
         }
         let byte = c.head + (c.bit / 8) as usize;
-        let window = u64::from_be_bytes(block.0[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
+        let window =
+            u64::from_be_bytes(block.bytes[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
         let Some(run) = self.decoder.run(c.cur as usize, window) else {
             return Err(self.corrupt(b));
         };
@@ -538,18 +546,13 @@ impl SliceFile {
         })
     }
 
-    /// The stored (refilled) value of position `i` in block `b` starting at `first`, and
-    /// the range of positions around `i` in the same run (within the block).
+    /// The stored (refilled) value of position `i` in block `b`, and the range of positions
+    /// around `i` in the same run (within the block).
     #[inline]
-    pub fn run_in_block(
-        &self,
-        block: &Block,
-        b: usize,
-        first: u64,
-        i: u64,
-    ) -> Result<(Value, u64, u64)> {
+    pub fn run_in_block(&self, block: &Block, b: usize, i: u64) -> Result<(Value, u64, u64)> {
+        let first = block.first;
         let target = i - first;
-        let data = &block.0;
+        let data = &block.bytes;
         let (mut state, mut pos, mut bit) = (data[4], 0u64, 0u64);
         for k in 1..self.sync_points {
             let at = 5 + 6 * (k - 1);
@@ -602,7 +605,7 @@ impl SliceFile {
         if from >= to {
             return Ok(());
         }
-        let (first_block, _) = self.block_of(from);
+        let first_block = self.block_of(from);
         for b in first_block..self.index.len() {
             let first = self.index[b];
             if first >= to {
@@ -610,7 +613,7 @@ impl SliceFile {
             }
             let block = self.read_block(b)?;
             let end = self.index.get(b + 1).copied().unwrap_or(self.count);
-            let mut c = self.start(b, block.0[4], 0)?;
+            let mut c = self.start(b, block.bytes[4], 0)?;
             let mut pos = first;
             while pos < end.min(to) {
                 let (v, len) = self.next_run(&block, b, &mut c)?;
@@ -645,7 +648,7 @@ mod tests {
         ];
         for (index, count) in cases {
             let (buckets, shift) = block_buckets(&index, count);
-            assert!(buckets.len() <= 2 * index.len() + 1, "{buckets:?}");
+            assert!(buckets.len() <= 4 * index.len() + 1, "{buckets:?}");
             let mut probes: Vec<u64> = index
                 .iter()
                 .flat_map(|&f| [f, f.saturating_sub(1), f + 1])

@@ -1,7 +1,7 @@
 //! The probe library: the value of any position of the built slices, for either side to
 //! move, in a fraction of a microsecond when the block is cached.
 
-use super::cache::BlockCache;
+use super::cache::{BlockCache, SlotHint};
 use super::format::{Block, SliceFile};
 use super::removed::threat_is_removed;
 use crate::board::{MoveList, generate_moves, has_capture};
@@ -28,6 +28,8 @@ pub struct OpenSlice {
     pub index: SliceIndex,
     /// The slice's number in the block cache's keys.
     id: u32,
+    /// Per block: where the cache last put it.
+    hints: Box<[SlotHint]>,
 }
 
 /// Counts of each kind of piece (0..=12) and leading ranks (0..=6, or none): every slice
@@ -210,6 +212,7 @@ impl Database {
         // Threads opening the same slice at once: one wins, the others' copies are dropped.
         Ok(slot.get_or_init(|| {
             Box::new(OpenSlice {
+                hints: (0..file.blocks()).map(|_| SlotHint::default()).collect(),
                 file,
                 index: SliceIndex::new(*slice),
                 id: self
@@ -228,7 +231,8 @@ impl Database {
         f: impl FnOnce(&Block) -> Result<R>,
     ) -> Result<R> {
         let key = (s.id as u64) << 32 | b as u64;
-        self.cache.with_block(key, || s.file.read_block(b), f)
+        self.cache
+            .with_block(key, &s.hints[b], || s.file.read_block(b), f)
     }
 
     /// The stored (refilled) value of position `i` of an opened slice.
@@ -240,8 +244,8 @@ impl Database {
     /// [`Database::stored_at`], and the positions around `i` in the same run.
     #[inline(always)]
     fn stored_run(&self, s: &OpenSlice, i: u64) -> Result<(Value, u64, u64)> {
-        let (b, first) = s.file.block_of(i);
-        self.with_block(s, b, |block| s.file.run_in_block(block, b, first, i))
+        let b = s.file.block_of(i);
+        self.with_block(s, b, |block| s.file.run_in_block(block, b, i))
     }
 
     /// The value of `setup` for its side to move.
