@@ -230,7 +230,8 @@ impl Divisor {
 struct WeightedColex {
     n: usize,
     threshold: u32,
-    table: Vec<u64>,
+    /// Shared by every slice with the same men and leading ranks (see [`men_tables`]).
+    table: &'static [u64],
 }
 
 const CELLS: usize = 29; // c in 0..=28
@@ -262,7 +263,7 @@ impl WeightedColex {
         WeightedColex {
             n,
             threshold,
-            table,
+            table: table.leak(),
         }
     }
 
@@ -271,6 +272,25 @@ impl WeightedColex {
         let start = (j * (self.n + 1) + a as usize) * CELLS;
         &self.table[start..start + CELLS]
     }
+}
+
+/// The men's weight tables `(f, g, placements of the men)` of slices with `(black men,
+/// white men, leading ranks)` = `key`, made by `make` the first time. Slices differing only
+/// in their kings share them, so code jumping between slices (probes, random deindexing)
+/// finds them in the processor's cache more often, and building a slice's index again is a
+/// lookup. Never freed: one set per key, and a database has a few thousand keys at most.
+fn men_tables(
+    key: (u32, u32, u32, u32),
+    make: impl FnOnce() -> (WeightedColex, WeightedColex, u64),
+) -> (WeightedColex, WeightedColex, u64) {
+    type Tables =
+        std::collections::HashMap<(u32, u32, u32, u32), (WeightedColex, WeightedColex, u64)>;
+    static TABLES: std::sync::OnceLock<std::sync::Mutex<Tables>> = std::sync::OnceLock::new();
+    let mut tables = TABLES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    tables.entry(key).or_insert_with(make).clone()
 }
 
 /// Everything needed to index one slice: its counts and weight tables.
@@ -321,20 +341,22 @@ impl SliceIndex {
             0 => 0,
             n => binomial(wm_band as i32 - b as i32, n),
         };
-        let (f, g, men_total) = if nbm == 0 {
-            let total = f(0) - g(0);
-            (
-                WeightedColex::new(0, 32, 0, f),
-                WeightedColex::new(0, 32, 0, g),
-                total,
-            )
-        } else {
-            let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, f);
-            let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, g);
-            let j = nbm as usize - 1;
-            let total = f.row(j, 0)[bm_top as usize] - g.row(j, 0)[bm_top as usize];
-            (f, g, total)
-        };
+        let (f, g, men_total) = men_tables((nbm, nwm, rb, rw), || {
+            if nbm == 0 {
+                let total = f(0) - g(0);
+                (
+                    WeightedColex::new(0, 32, 0, f),
+                    WeightedColex::new(0, 32, 0, g),
+                    total,
+                )
+            } else {
+                let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, f);
+                let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, g);
+                let j = nbm as usize - 1;
+                let total = f.row(j, 0)[bm_top as usize] - g.row(j, 0)[bm_top as usize];
+                (f, g, total)
+            }
+        });
         let free = 32 - nbm as i32 - nwm as i32;
         let wk_block = binomial(free - nbk as i32, nwk);
         let king_block = binomial(free, nbk) * wk_block;
