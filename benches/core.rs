@@ -8,16 +8,6 @@ use nowdb::{Material, Position, Slice};
 use std::hint::black_box;
 use std::time::Instant;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Best of a few runs of `f` over `n` operations, in ns per operation.
 fn ns_per_op(n: u64, mut f: impl FnMut() -> u64) -> f64 {
     let mut best = f64::MAX;
@@ -66,7 +56,7 @@ fn main() {
         total += ix.count();
         cumulative.push(total);
     }
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut rng = nowdb::rng::XorShift::new(0x2545_F491_4F6C_DD1D);
     const N: usize = 1 << 20;
     let samples: Vec<(usize, u64)> = (0..N)
         .map(|_| {

@@ -66,14 +66,11 @@ fn sample_positions(slices: &[Slice], pieces: u32, n: usize) -> (Vec<Position>, 
         .map(|s| SliceIndex::new(*s))
         .collect();
     let total: u64 = big.iter().map(|ix| ix.count()).sum();
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = nowdb::rng::XorShift::new(0x2545_F491_4F6C_DD1D);
     let mut moves = MoveList::new();
     let (mut quiet, mut stored) = (Vec::new(), Vec::new());
     while quiet.len() < n {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        let mut at = rng % total;
+        let mut at = rng.below(total);
         let ix = big
             .iter()
             .find(|ix| {

@@ -66,7 +66,7 @@ fn brute_moves_match_reference() {
             check_moves(p);
         }
     });
-    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    let mut rng = XorShift::new(0x2545_F491_4F6C_DD1D);
     for _ in 0..50_000 {
         check_moves(&random_position(&mut rng));
     }

@@ -109,13 +109,8 @@ fn enumeration_walks_every_slice_up_to_4_pieces_in_index_order() {
 
 #[test]
 fn enumeration_agrees_on_sampled_ranges_of_larger_slices() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = nowdb::rng::XorShift::new(0x9E37_79B9_7F4A_7C15);
+    let mut rand = move || rng.next();
     for pieces in 5..=8 {
         let slices: Vec<Slice> = Material::all_with_pieces(pieces)
             .iter()
@@ -186,16 +181,13 @@ proptest! {
 /// kings and the white kings' rank adds up to the full index.
 #[test]
 fn index_without_white_kings_plus_their_rank_is_the_index() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = nowdb::rng::XorShift::new(0x9E37_79B9_7F4A_7C15);
     for name in [
         "2300.--", "1212.33", "0132.41", "2221.52", "1122.06", "3003.-2",
     ] {
         let ix = SliceIndex::for_name(name).unwrap();
         for _ in 0..2000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let i = seed % ix.count();
+            let i = rng.below(ix.count());
             let pos = ix.position(i).unwrap();
             let base = ix.index_without_white_kings(&pos);
             assert_eq!(base.1 & (pos.black | pos.white_men()), 0, "{name} {i}");

@@ -113,12 +113,9 @@ fn spell(setup: &Setup, how: Spelling) -> String {
         t.extend(tokens("K", &squares_of(kings), how.ranges));
         if how.shuffle != 0 {
             // Fisher-Yates driven by a xorshift generator: deterministic for a given seed.
-            let mut x = how.shuffle ^ salt | 1;
+            let mut rng = nowdb::rng::XorShift::new(how.shuffle ^ salt | 1);
             for i in (1..t.len()).rev() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                t.swap(i, (x % (i as u64 + 1)) as usize);
+                t.swap(i, rng.below(i as u64 + 1) as usize);
             }
         }
         let sep = if how.spaces { " ,  " } else { "," };

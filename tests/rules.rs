@@ -126,7 +126,7 @@ fn every_two_and_three_piece_position_matches_reference() {
 
 #[test]
 fn random_positions_match_reference() {
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
     let mut cov = Coverage::default();
     for _ in 0..200_000 {
         check_both_sides(&random_position(&mut rng), &mut cov);

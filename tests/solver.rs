@@ -166,7 +166,7 @@ fn splits_and_orders_give_identical_files() {
 fn sigkill_and_resume_give_identical_files() {
     let clean = clean_2201();
     let d = site_from_base3("kill");
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = nowdb::rng::XorShift::new(0x2545_F491_4F6C_DD1D);
     let mut kills = 0;
     let t0 = Instant::now();
     loop {
@@ -178,10 +178,7 @@ fn sigkill_and_resume_give_identical_files() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        let delay = Duration::from_millis(30 + rng % 600);
+        let delay = Duration::from_millis(30 + rng.below(600));
         let start = Instant::now();
         let mut finished = None;
         while start.elapsed() < delay || kills >= 25 {

@@ -245,19 +245,8 @@ pub fn for_each_position(first: u32, left: u32, pos: Position, f: &mut dyn FnMut
     }
 }
 
-/// xorshift64: a fixed-seed generator, so that a failure is reproducible.
-pub struct XorShift(pub u64);
-
-impl XorShift {
-    pub fn below(&mut self, n: u32) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        (x % n as u64) as u32
-    }
-}
+/// A fixed-seed generator, so that a failure is reproducible.
+pub use nowdb::rng::XorShift;
 
 /// A random legal position of 4..=24 pieces, at most 12 a side. The share of kings is drawn
 /// per position (none, some, most, all) so that long king captures, circular ones included,
@@ -273,7 +262,7 @@ pub fn random_position(rng: &mut XorShift) -> Position {
             _ => rng.below(2) == 0,
         };
         let s = loop {
-            let s = rng.below(32);
+            let s = rng.below(32) as u32;
             if pos.occupied() & (1 << s) == 0 {
                 break s;
             }
