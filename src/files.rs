@@ -69,9 +69,82 @@ pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
     Ok(out)
 }
 
+/// Whether no process `pid` exists on this machine (a pid that was reused reads as alive,
+/// which only keeps something a little longer).
+pub fn process_is_gone(pid: u32) -> bool {
+    let pid = nix::unistd::Pid::from_raw(pid as i32);
+    matches!(
+        nix::sys::signal::kill(pid, None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
+/// Removes the hidden copies `.<name>.<digits>` beside `path` last changed more than
+/// `older_than` ago: the temporaries of a copy that was killed before its rename (their
+/// writer may be another host's process, so age, not a pid, says they are dead).
+pub fn remove_stale_temporaries(path: &Path, older_than: std::time::Duration) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let is_temp = file
+            .strip_prefix(&prefix)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > older_than));
+        if is_temp && old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_temporaries_go_and_everything_else_stays() {
+        let dir = std::env::temp_dir().join(format!("nowdb-temps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = [
+            "2211.01.nwk",
+            ".2211.01.nwk.123",
+            ".2211.01.nwk.x1",
+            ".2211.01.nwk.",
+            ".2211.011.nwk.5",
+        ];
+        for n in names {
+            std::fs::write(dir.join(n), "").unwrap();
+        }
+        let path = dir.join("2211.01.nwk");
+        remove_stale_temporaries(&path, std::time::Duration::from_secs(3600));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 5, "all are new");
+        remove_stale_temporaries(&path, std::time::Duration::ZERO);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".2211.01.nwk.",
+                ".2211.01.nwk.x1",
+                ".2211.011.nwk.5",
+                "2211.01.nwk"
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(!process_is_gone(std::process::id()));
+    }
 
     #[test]
     fn replaces_whole_and_leaves_no_temporary() {

@@ -90,11 +90,7 @@ impl LockOwner {
         if self.boot_id != here.boot_id {
             return true;
         }
-        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
-        matches!(
-            nix::sys::signal::kill(pid, None),
-            Err(nix::errno::Errno::ESRCH)
-        )
+        crate::files::process_is_gone(self.pid)
     }
 }
 

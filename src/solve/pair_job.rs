@@ -55,6 +55,7 @@ impl Scratch {
         }
         let root = std::path::absolute(site.root()).map_err(|e| io(site.root(), e))?;
         std::fs::create_dir_all(root.join("db")).map_err(|e| io(&root.join("db"), e))?;
+        remove_stale_scratch(&base);
         let dir = base.join(format!("nowdb-pair-{first}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let scratch = Scratch {
@@ -71,6 +72,20 @@ impl Scratch {
                 .map_err(|e| io(&scratch.dir.join(name), e))?;
         }
         Ok(Some(scratch))
+    }
+}
+
+/// Removes the scratch directories of pair jobs whose process is gone (killed before it
+/// could clean up). `remove_dir_all` removes their links to the site, not the site.
+fn remove_stale_scratch(base: &Path) {
+    for (name, path) in crate::files::list(base).unwrap_or_default() {
+        let pid = name
+            .strip_prefix("nowdb-pair-")
+            .and_then(|rest| rest.rsplit_once('-'))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| pid != std::process::id() && crate::files::process_is_gone(pid)) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
     }
 }
 
@@ -227,5 +242,38 @@ fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStat
         stage = next_solving_stage(stage, slices, QUE_RATIO, |r| {
             Ok((round_changes(site, slices, r)?, looked))
         })?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_scratch_goes_without_touching_the_site_it_links_to() {
+        let base = std::env::temp_dir().join(format!("nowdb-scratch-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let site_solved = base.join("site/solved");
+        std::fs::create_dir_all(&site_solved).unwrap();
+        std::fs::write(site_solved.join("2211.01.nwk"), "values").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = base.join(format!("nowdb-pair-2211.01-{dead}"));
+        std::fs::create_dir_all(stale.join("work")).unwrap();
+        std::os::unix::fs::symlink(&site_solved, stale.join("solved")).unwrap();
+        let ours = base.join(format!("nowdb-pair-2211.01-{}", std::process::id()));
+        let unnamed = base.join("nowdb-pair-2211.01");
+        for d in [&ours, &unnamed] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        remove_stale_scratch(&base);
+        assert!(!stale.exists(), "the dead job's scratch is removed");
+        assert!(ours.exists() && unnamed.exists());
+        assert_eq!(
+            std::fs::read_to_string(site_solved.join("2211.01.nwk")).unwrap(),
+            "values"
+        );
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

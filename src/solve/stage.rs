@@ -163,6 +163,8 @@ pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<(
 fn move_file(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
     match std::fs::rename(from, to) {
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            // Copies killed before their rename, an hour old: a copy takes seconds.
+            crate::files::remove_stale_temporaries(to, std::time::Duration::from_secs(3600));
             let name = to.file_name().expect("a file").to_string_lossy();
             let tmp = to.with_file_name(format!(".{name}.{}", std::process::id()));
             std::fs::copy(from, &tmp)?;
