@@ -1,6 +1,8 @@
 //! The compressed database: probing, `dbprobe`, `ver`, and what happens with damaged files
 //! and bad input. One 2..4-piece site is built once and copied where a test damages it.
 
+mod common;
+
 use nowdb::db::Database;
 use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, build_local};
@@ -15,9 +17,7 @@ const DBPROBE: &str = env!("CARGO_BIN_EXE_dbprobe");
 const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-db-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::dirs::fresh_path("db", name)
 }
 
 fn base4() -> &'static Path {

@@ -2,6 +2,8 @@
 //! and the FEN parser fed random text. Neither may panic, and a damaged database may fail
 //! but never answer wrongly.
 
+mod common;
+
 use nowdb::db::format::SliceFile;
 use nowdb::db::removed::{Kind, classify};
 use nowdb::rng::XorShift;
@@ -13,8 +15,7 @@ use std::time::Duration;
 
 #[test]
 fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
-    let dir = std::env::temp_dir().join(format!("nowdb-fuzz-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::dirs::fresh_path("fuzz", "db");
     let site = Site::new(&dir);
     let opts = BuildOptions {
         pieces: 4,

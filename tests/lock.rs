@@ -1,15 +1,14 @@
 //! Cross-machine lock files: exclusion, and breaking a stale lock only when its owner is
 //! provably gone (same host with a dead pid or a new boot id), never another host's.
 
+mod common;
+
 use nowdb::queue::lock::{LockEvent, LockFile, LockOwner, Machine};
 use std::path::PathBuf;
 use std::time::Duration;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-lock-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dirs::fresh_dir("lock", name)
 }
 
 fn here() -> Machine {

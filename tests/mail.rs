@@ -14,10 +14,7 @@ const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-mail-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dirs::fresh_dir("mail", name)
 }
 
 fn config(port: u16, max_per_hour: u32) -> MailConfig {

@@ -3,6 +3,8 @@
 //! one that comes back gets its runners started over ssh; a new boot id is a reboot; this
 //! host's runners start without ssh; a bad hosts.toml is a clear error.
 
+mod common;
+
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::Queue;
 use nowdb::runner::record::{self, RunningRecord};
@@ -16,10 +18,7 @@ const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
 const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-monitor-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dirs::fresh_dir("monitor", name)
 }
 
 fn text(b: &[u8]) -> String {

@@ -25,8 +25,7 @@ struct Both {
 fn both() -> &'static Both {
     static BOTH: OnceLock<Both> = OnceLock::new();
     BOTH.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("nowdb-vs-brute-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = common::dirs::fresh_path("vs-brute", "site");
         let site = Site::new(PathBuf::from(&dir));
         // The pipeline and the brute force run side by side, one core each.
         let pipeline = std::thread::spawn(move || {

@@ -21,10 +21,7 @@ const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-runner-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dirs::fresh_dir("runner", name)
 }
 
 fn addq(site: &Path, args: &[&str]) -> Output {

@@ -19,10 +19,7 @@ const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
 
 /// A fresh, empty directory for one test.
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-solver-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dirs::fresh_dir("solver", name)
 }
 
 fn copy_dir(from: &Path, to: &Path) {

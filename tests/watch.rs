@@ -22,8 +22,7 @@ const DAY: u64 = 86_400;
 const HOUR: u64 = 3_600;
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nowdb-watch-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = common::dirs::fresh_dir("watch", name);
     std::fs::create_dir_all(d.join("dev")).unwrap();
     d
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod brute;
+pub mod dirs;
 pub mod queue_stress;
 pub mod reference;
 pub mod site;
