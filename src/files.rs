@@ -95,11 +95,14 @@ pub fn remove_stale_temporaries(path: &Path, older_than: std::time::Duration) {
         let is_temp = file
             .strip_prefix(&prefix)
             .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > older_than));
-        if is_temp && old {
+        // Only a temporary's age is asked for: over sshfs each is a round trip, and the
+        // directory may hold thousands of files.
+        let old = || {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > older_than))
+        };
+        if is_temp && old() {
             let _ = std::fs::remove_file(e.path());
         }
     }
