@@ -104,6 +104,24 @@ fn probe_all(db: &Database, ps: &[Position]) {
     }
 }
 
+/// The database of the site named last on the command line, `n` random non-capture
+/// positions of its largest piece count (and the stored ones among them), probed once so
+/// that the block cache is warm: `(database, pieces, non-capture, stored)`.
+fn warm_database(args: &[String], n: usize) -> (Database, u32, Vec<Position>, Vec<Position>) {
+    let root = args
+        .iter()
+        .skip(1)
+        .rfind(|a| !a.starts_with('-'))
+        .expect("SITE");
+    let dir = Site::new(root).db_dir();
+    let slices = list_slices(&dir).unwrap();
+    let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
+    let (quiet, stored) = sample_positions(&slices, pieces, n);
+    let db = Database::open(&dir, 1 << 30).unwrap();
+    probe_all(&db, &quiet);
+    (db, pieces, quiet, stored)
+}
+
 fn split_name(s: &Slice) -> String {
     let m = s.material;
     format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
@@ -178,19 +196,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(k) = args.iter().position(|a| a == "--probe-only") {
         let n: usize = args[k + 1].parse().expect("--probe-only N");
-        let root = args
-            .iter()
-            .skip(1)
-            .rfind(|a| !a.starts_with('-'))
-            .expect("SITE");
-        let dir = Site::new(root).db_dir();
-        let slices = list_slices(&dir).unwrap();
-        let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
-        let (quiet, stored) = sample_positions(&slices, pieces, n);
-        let db = Database::open(&dir, 1 << 30).unwrap();
-        // Warm the cache, then probe again: callgrind lists the three calls of probe_all
+        let (db, _, quiet, stored) = warm_database(&args, n);
+        // After the warming pass over `quiet`: callgrind lists the three calls of probe_all
         // separately (stored, then quiet, in the second and third).
-        probe_all(&db, &quiet);
         probe_all(&db, &stored);
         probe_all(&db, &quiet);
         println!(
@@ -202,17 +210,7 @@ fn main() {
     }
     if args.iter().any(|a| a == "--probe-rates") {
         // Warm-cache rates only, best of five rounds each (this machine's speed varies).
-        let root = args
-            .iter()
-            .skip(1)
-            .rfind(|a| !a.starts_with('-'))
-            .expect("SITE");
-        let dir = Site::new(root).db_dir();
-        let slices = list_slices(&dir).unwrap();
-        let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
-        let (quiet, stored) = sample_positions(&slices, pieces, 1_000_000);
-        let db = Database::open(&dir, 1 << 30).unwrap();
-        probe_all(&db, &quiet);
+        let (db, pieces, quiet, stored) = warm_database(&args, 1_000_000);
         for (what, ps) in [("stored", &stored), ("non-capture", &quiet)] {
             let best = (0..5)
                 .map(|_| {

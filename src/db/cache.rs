@@ -43,6 +43,13 @@ struct Shard {
 }
 
 impl Shard {
+    /// The slot that slot number `hint` names, if it holds `key` (a hint may be stale).
+    fn hinted(&mut self, hint: u32, key: u64) -> Option<&mut Slot> {
+        self.slots
+            .get_mut((hint & ((1 << SLOT_BITS) - 1)) as usize)
+            .filter(|slot| slot.key == key)
+    }
+
     /// The slot for a new block: a free one while the shard fills, then CLOCK's victim.
     fn victim(&mut self) -> Option<usize> {
         if self.slots.len() < self.capacity {
@@ -125,9 +132,7 @@ impl BlockCache {
             let mut s = self.shards[(h >> SLOT_BITS) as usize]
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
-            if let Some(slot) = s.slots.get_mut((h & ((1 << SLOT_BITS) - 1)) as usize)
-                && slot.key == key
-            {
+            if let Some(slot) = s.hinted(h, key) {
                 slot.used = true;
                 prefetch(&slot.block);
                 return f(&slot.block);
@@ -149,26 +154,30 @@ impl BlockCache {
         let block = load()?;
         let shard = Self::shard_of(key);
         let mut s = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        // Another thread may have cached the same block meanwhile (always in this shard,
+        // the key's): use its copy rather than keep two.
+        let h = hint.0.load(Relaxed);
+        if h != NO_SLOT
+            && (h >> SLOT_BITS) as usize == shard
+            && let Some(slot) = s.hinted(h, key)
+        {
+            return f(&slot.block);
+        }
+        let slot = Slot {
+            key,
+            used: true,
+            block: *block,
+        };
         let i = match s.victim() {
             Some(i) => {
-                s.slots[i] = Slot {
-                    key,
-                    used: true,
-                    block: *block,
-                };
+                s.slots[i] = slot;
                 i
             }
             None => {
-                s.slots.push(Slot {
-                    key,
-                    used: true,
-                    block: *block,
-                });
+                s.slots.push(slot);
                 s.slots.len() - 1
             }
         };
-        // Another thread may have cached the same block meanwhile: the hint names one of
-        // the two copies, the other ages out.
         hint.0
             .store((shard as u32) << SLOT_BITS | i as u32, Relaxed);
         f(&s.slots[i].block)

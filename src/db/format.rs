@@ -563,33 +563,32 @@ impl SliceFile {
             let packed = u16::from_le_bytes([data[at + 4], data[at + 5]]);
             (pos, bit, state) = (off, (packed & 0x1FFF) as u64, (packed >> 13) as u8);
         }
-        let head = header_bytes_for(self.sync_points);
-        let limit = ((self.block_len(b) - head) * 8) as u64;
+        // Checks the state read from the block; every later state comes from the tables.
+        let mut c = self.start(b, state, bit)?;
         loop {
             // Skip whole groups of short runs that end before the target. The state stays a
             // byte here (a table index), so each step is one window and one table load.
-            while bit < limit {
-                let byte = head + (bit / 8) as usize;
+            while c.bit < c.limit {
+                let byte = c.head + (c.bit / 8) as usize;
                 let window =
-                    u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (bit % 8);
+                    u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
                 let e = self.decoder.skip(state, window);
                 let len = (e >> 11) as u64;
                 if e & 15 == 0 || pos + len > target {
                     break;
                 }
                 pos += len;
-                bit += ((e >> 4) & 15) as u64;
+                c.bit += ((e >> 4) & 15) as u64;
                 state = ((e >> 8) & 7) as u8;
             }
             // One run at a time: a long one, or the one holding the target.
-            let mut c = self.start(b, state, bit)?;
+            (c.cur, c.prev) = state_of(state).expect("a state start() checked or a table made");
             let (v, len) = self.next_run(block, b, &mut c)?;
             if pos + len > target {
                 let end = self.index.get(b + 1).copied().unwrap_or(self.count);
                 return Ok((value_of(v), first + pos, (first + pos + len).min(end)));
             }
             pos += len;
-            bit = c.bit;
             state = state_byte(c.cur, c.prev);
         }
     }
