@@ -109,6 +109,14 @@ fn main() {
     });
 
     println!("nowdb core benchmark: random 6-piece positions ({N} samples), best of 5");
+    println!(
+        "deindexing deposits squares with {}",
+        if nowdb::index::uses_pdep() {
+            "PDEP"
+        } else {
+            "byte tables (no fast PDEP here)"
+        }
+    );
     println!("operation\tns_per_op\ttarget_ns");
     println!("index_random_slices\t{index_ns:.1}\t50");
     println!("index_grouped_by_slice\t{index_grouped_ns:.1}\t50");

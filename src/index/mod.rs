@@ -12,9 +12,12 @@
 //! colex rank: the sum of the white placements of every earlier black placement. It is
 //! computed from small per-slice tables in O(men) (see [`WeightedColex`]).
 
+mod deposit;
 mod enumerate;
 
 pub use enumerate::Enumerator;
+
+use deposit::{ByteTables, Deposit, select};
 
 use crate::board::Position;
 use crate::slice::{Slice, SliceError};
@@ -53,38 +56,13 @@ fn below(mask: u32, s: u32) -> u32 {
     (mask & ((1u32 << s) - 1)).count_ones()
 }
 
-/// `SELECT_IN_BYTE[b][n]`: position of the `n`-th set bit of byte `b` (8 when absent).
-const fn build_select_in_byte() -> [[u8; 8]; 256] {
-    let mut t = [[8u8; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut n = 0;
-        let mut bit = 0;
-        while bit < 8 {
-            if b & (1 << bit) != 0 {
-                t[b][n] = bit as u8;
-                n += 1;
-            }
-            bit += 1;
-        }
-        b += 1;
-    }
-    t
-}
-
-static SELECT_IN_BYTE: [[u8; 8]; 256] = build_select_in_byte();
-
-/// Square of the `n`-th (0-based) set bit of `mask`, which must have more than `n` bits.
-/// Branch-free byte choice, then a table lookup (no PDEP: it is microcoded on older AMD).
-#[inline]
-fn select(mask: u32, n: u32) -> u32 {
-    let c0 = (mask & 0xFF).count_ones();
-    let c1 = c0 + (mask & 0xFF00).count_ones();
-    let c2 = c1 + (mask & 0xFF_0000).count_ones();
-    let byte = (n >= c0) as u32 + (n >= c1) as u32 + (n >= c2) as u32;
-    let before = [0, c0, c1, c2][byte as usize];
-    let b = (mask >> (8 * byte)) & 0xFF;
-    8 * byte + SELECT_IN_BYTE[b as usize][(n - before) as usize & 7] as u32
+/// Whether deindexing uses the processor's PDEP instruction (BMI2, and not an AMD processor
+/// before Zen 3, which runs it in microcode) rather than byte tables. For benchmark reports.
+pub fn uses_pdep() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return deposit::Pdep::detect().is_some();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
 }
 
 /// Largest `x` in `[lo, hi)` with `value(x) <= target`, for a non-decreasing `value` with
@@ -158,7 +136,7 @@ static UNRANK_TOP_3: [u8; 4960] = build_unrank_top::<4960>(3);
 static UNRANK_TOP_4: [u8; 35960] = build_unrank_top::<35960>(4);
 
 /// The top element of the `i`-tuple of colex rank `rank` among `hi` elements.
-#[inline]
+#[inline(always)]
 fn colex_top(rank: u64, i: usize, hi: usize) -> usize {
     match i {
         2 => UNRANK_TOP_2[rank as usize] as usize,
@@ -170,21 +148,21 @@ fn colex_top(rank: u64, i: usize, hi: usize) -> usize {
 }
 
 /// Inverse of [`colex_rank`]: the `k` squares of `mask` whose colex rank is `rank`.
-#[inline]
-fn colex_unrank(mut rank: u64, k: u32, mask: u32) -> u32 {
-    let mut set = 0;
+#[inline(always)]
+fn colex_unrank(mut rank: u64, k: u32, mask: u32, squares: impl Deposit) -> u32 {
+    let mut ranks = 0; // positions among mask's set bits
     let mut hi = mask.count_ones() as usize; // exclusive bound on the next compressed position
     for i in (2..=k as usize).rev() {
         let x = colex_top(rank, i, hi);
         rank -= BINOMIAL_BY_K[i][x];
-        set |= 1 << select(mask, x as u32);
+        ranks |= 1 << x;
         hi = x;
     }
     if k >= 1 {
         // C(x, 1) = x: the last element is the rank itself.
-        set |= 1 << select(mask, rank as u32);
+        ranks |= 1 << rank;
     }
-    set
+    squares.deposit(ranks, mask)
 }
 
 /// A divisor with its reciprocal, for exact division of indices (below 2^53) by a multiply:
@@ -206,7 +184,8 @@ impl Divisor {
     /// `(n / d, n % d)`. The float quotient is off by at most one for n < 2^53; fix it up.
     #[inline]
     fn divmod(&self, n: u64) -> (u64, u64) {
-        let mut q = (n as f64 * self.inverse) as u64;
+        // Through i64: x86 converts signed integers in one instruction, unsigned in several.
+        let mut q = (n as i64 as f64 * self.inverse) as i64 as u64;
         let mut r = n.wrapping_sub(q.wrapping_mul(self.d)) as i64;
         if r < 0 {
             q -= 1;
@@ -225,13 +204,12 @@ impl Divisor {
 ///
 /// `table[j][A][c]` is the total weight of the subsets that agree with the current one above
 /// element `j`, have element `j` in `[lo_j, c)` and anything below it; `A` is how many of the
-/// agreed elements above `j` are `>= threshold`.
-#[derive(Clone, Debug)]
+/// agreed elements above `j` are `>= threshold`. Only a builder: [`MenRanks`] holds the
+/// difference of two of them, which is what ranking reads.
 struct WeightedColex {
     n: usize,
     threshold: u32,
-    /// Shared by every slice with the same men and leading ranks (see [`men_tables`]).
-    table: &'static [u64],
+    table: Vec<u64>,
 }
 
 const CELLS: usize = 29; // c in 0..=28
@@ -263,7 +241,7 @@ impl WeightedColex {
         WeightedColex {
             n,
             threshold,
-            table: table.leak(),
+            table,
         }
     }
 
@@ -274,23 +252,87 @@ impl WeightedColex {
     }
 }
 
-/// The men's weight tables `(f, g, placements of the men)` of slices with `(black men,
-/// white men, leading ranks)` = `key`, made by `make` the first time. Slices differing only
-/// in their kings share them, so code jumping between slices (probes, random deindexing)
-/// finds them in the processor's cache more often, and building a slice's index again is a
-/// lookup. Never freed: one set per key, and a database has a few thousand keys at most.
+/// One row of [`MenRanks`]: prefix weights by square, padded to whole cache lines with
+/// entries no rank reaches.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct PrefixRow([u64; 32]);
+
+impl PrefixRow {
+    /// The largest square `c` below `hi` (the square of the man above, or the top of the
+    /// band) with `self.0[c] <= rank`. The squares below the row's lowest allowed one hold 0
+    /// and a valid rank is below the entry at `hi`, so the entries below `hi` that are
+    /// `<= rank` are exactly squares `0..=c`. (Entries from `hi` on count placements that
+    /// overlap the men above and mean nothing.) Counting them reads the row's cache lines
+    /// side by side, where a binary search waits for one dependent load per halving, and
+    /// random slices find their tables in L3 at best.
+    #[inline]
+    fn last_at_most(&self, rank: u64, hi: usize) -> usize {
+        let r = rank as i64;
+        let fits = |(c, &v): (usize, &u64)| (c < hi && v as i64 <= r) as usize;
+        self.0[..28].iter().enumerate().map(fits).sum::<usize>() - 1
+    }
+}
+
+/// The weighted colex rank of black-man placements (see the module comment): `row(j, a, b)`
+/// is `f`'s prefix row minus `g`'s, where `a` and `b` count the black men above element `j`
+/// that stand in White's ranks `0..=rw` and `0..rw`. One table instead of two halves the
+/// loads of ranking and unranking.
+#[derive(Clone, Copy, Debug)]
+struct MenRanks {
+    n: usize,
+    /// Black men on squares `>= f_threshold` (`>= g_threshold`) count towards `a` (`b`).
+    f_threshold: u32,
+    g_threshold: u32,
+    /// Shared by every slice with the same men and leading ranks (see [`men_tables`]).
+    rows: &'static [PrefixRow],
+}
+
+impl MenRanks {
+    fn new(f: &WeightedColex, g: &WeightedColex) -> MenRanks {
+        let n = f.n;
+        let mut rows = vec![PrefixRow([u64::MAX; 32]); n * (n + 1) * (n + 1)];
+        for j in 0..n {
+            for a in 0..=n as u32 {
+                for b in 0..=n as u32 {
+                    let row = &mut rows[(j * (n + 1) + a as usize) * (n + 1) + b as usize];
+                    for (c, (fv, gv)) in f.row(j, a).iter().zip(g.row(j, b)).enumerate() {
+                        // Wraps only where the row means nothing (see `last_at_most`).
+                        row.0[c] = fv.wrapping_sub(*gv);
+                    }
+                }
+            }
+        }
+        MenRanks {
+            n,
+            f_threshold: f.threshold,
+            g_threshold: g.threshold,
+            rows: rows.leak(),
+        }
+    }
+
+    #[inline]
+    fn row(&self, j: usize, a: u32, b: u32) -> &PrefixRow {
+        &self.rows[(j * (self.n + 1) + a as usize) * (self.n + 1) + b as usize]
+    }
+}
+
+/// The men's rank table and placement count of slices with `(black men, white men, leading
+/// ranks)` = `key`, made by `make` the first time. Slices differing only in their kings
+/// share them, so code jumping between slices (probes, random deindexing) finds them in the
+/// processor's cache more often, and building a slice's index again is a lookup. Never
+/// freed: one table per key, and a database has a few thousand keys at most.
 fn men_tables(
     key: (u32, u32, u32, u32),
-    make: impl FnOnce() -> (WeightedColex, WeightedColex, u64),
-) -> (WeightedColex, WeightedColex, u64) {
-    type Tables =
-        std::collections::HashMap<(u32, u32, u32, u32), (WeightedColex, WeightedColex, u64)>;
+    make: impl FnOnce() -> (MenRanks, u64),
+) -> (MenRanks, u64) {
+    type Tables = std::collections::HashMap<(u32, u32, u32, u32), (MenRanks, u64)>;
     static TABLES: std::sync::OnceLock<std::sync::Mutex<Tables>> = std::sync::OnceLock::new();
     let mut tables = TABLES
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    tables.entry(key).or_insert_with(make).clone()
+    *tables.entry(key).or_insert_with(make)
 }
 
 /// Everything needed to index one slice: its counts and weight tables.
@@ -301,15 +343,14 @@ pub struct SliceIndex {
     nwm: u32,
     nbk: u32,
     nwk: u32,
-    /// First square of Black's leading rank band (black men lie below `bm_top`).
-    bm_band: u32,
+    /// Black men lie below `bm_top`, the leading one in the rank just below.
     bm_top: u32,
     /// Same for white men in White's own numbering (`31 - s`).
     wm_band: u32,
     wm_top: u32,
-    /// Weighted colex of black men: `f` counts white placements on ranks 0..=rw, `g` on 0..rw.
-    f: WeightedColex,
-    g: WeightedColex,
+    /// Weighted colex of black men: white placements on ranks 0..=rw (`f`) minus those on
+    /// 0..rw (`g`).
+    men: MenRanks,
     /// Placements of black kings times white kings, and of white kings alone (the place
     /// values of the king tuples in an index).
     king_div: Divisor,
@@ -341,20 +382,14 @@ impl SliceIndex {
             0 => 0,
             n => binomial(wm_band as i32 - b as i32, n),
         };
-        let (f, g, men_total) = men_tables((nbm, nwm, rb, rw), || {
-            if nbm == 0 {
-                let total = f(0) - g(0);
-                (
-                    WeightedColex::new(0, 32, 0, f),
-                    WeightedColex::new(0, 32, 0, g),
-                    total,
-                )
-            } else {
-                let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, f);
-                let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, g);
-                let j = nbm as usize - 1;
-                let total = f.row(j, 0)[bm_top as usize] - g.row(j, 0)[bm_top as usize];
-                (f, g, total)
+        let (men, men_total) = men_tables((nbm, nwm, rb, rw), || {
+            let total = f(0) - g(0); // the one empty black placement's weight
+            let f = WeightedColex::new(nbm as usize, wm_floor, bm_band, f);
+            let g = WeightedColex::new(nbm as usize, wm_floor + 4, bm_band, g);
+            let men = MenRanks::new(&f, &g);
+            match nbm {
+                0 => (men, total),
+                n => (men, men.row(n as usize - 1, 0, 0).0[bm_top as usize]),
             }
         });
         let free = 32 - nbm as i32 - nwm as i32;
@@ -366,12 +401,10 @@ impl SliceIndex {
             nwm,
             nbk,
             nwk,
-            bm_band,
             bm_top,
             wm_band,
             wm_top,
-            f,
-            g,
+            men,
             king_div: Divisor::new(king_block),
             wk_div: Divisor::new(wk_block),
             count: men_total * king_block,
@@ -403,9 +436,9 @@ impl SliceIndex {
             let c = 31 - rest.leading_zeros();
             rest &= !(1 << c);
             j -= 1;
-            rank += self.f.row(j, a)[c as usize] - self.g.row(j, b)[c as usize];
-            a += (c >= self.f.threshold) as u32;
-            b += (c >= self.g.threshold) as u32;
+            rank += self.men.row(j, a, b).0[c as usize];
+            a += (c >= self.men.f_threshold) as u32;
+            b += (c >= self.men.g_threshold) as u32;
         }
         rank
     }
@@ -497,33 +530,45 @@ impl SliceIndex {
     /// Deindexing; `index` must be below [`SliceIndex::count`].
     #[inline]
     pub fn position_unchecked(&self, index: u64) -> Position {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(pdep) = deposit::Pdep::detect() {
+            // SAFETY: `detect` returns a `Pdep` only where the processor has BMI2.
+            return unsafe { self.position_with_bmi2(index, pdep) };
+        }
+        self.position_with(index, ByteTables)
+    }
+
+    /// [`SliceIndex::position_with`] compiled for processors with BMI2 (PDEP).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi2")]
+    fn position_with_bmi2(&self, index: u64, pdep: deposit::Pdep) -> Position {
+        self.position_with(index, pdep)
+    }
+
+    /// Deindexing with the given way of turning ranks among free squares into squares.
+    #[inline(always)]
+    fn position_with(&self, index: u64, squares: impl Deposit) -> Position {
         let (mut q, r) = self.king_div.divmod(index);
         let (bkrank, wkrank) = self.wk_div.divmod(r);
         // Black men: at each element pick the largest square whose prefix weight fits.
         let mut bm = 0u32;
         let (mut a, mut b) = (0, 0);
-        let mut hi = self.bm_top as usize; // exclusive
+        let mut hi = self.bm_top as usize;
         for j in (0..self.nbm as usize).rev() {
-            let (fr, gr) = (self.f.row(j, a), self.g.row(j, b));
-            let lo_bound = if j + 1 == self.nbm as usize {
-                self.bm_band as usize
-            } else {
-                j
-            };
-            // Prefix weights are f - g, non-decreasing in the square.
-            let lo = last_at_most(lo_bound, hi, q, |c| fr[c] - gr[c]);
-            q -= fr[lo] - gr[lo];
-            bm |= 1 << lo;
-            a += (lo as u32 >= self.f.threshold) as u32;
-            b += (lo as u32 >= self.g.threshold) as u32;
-            hi = lo;
+            let row = self.men.row(j, a, b);
+            let c = row.last_at_most(q, hi);
+            q -= row.0[c];
+            bm |= 1 << c;
+            hi = c;
+            a += (c as u32 >= self.men.f_threshold) as u32;
+            b += (c as u32 >= self.men.g_threshold) as u32;
         }
         let wmask = Self::white_men_mask(bm);
         let wrank = q + self.white_offset(wmask);
-        let wm = colex_unrank(wrank, self.nwm, wmask).reverse_bits();
+        let wm = colex_unrank(wrank, self.nwm, wmask, squares).reverse_bits();
         let kmask = !(bm | wm);
-        let bk = colex_unrank(bkrank, self.nbk, kmask);
-        let wk = colex_unrank(wkrank, self.nwk, kmask & !bk);
+        let bk = colex_unrank(bkrank, self.nbk, kmask, squares);
+        let wk = colex_unrank(wkrank, self.nwk, kmask & !bk, squares);
         Position {
             black: bm | bk,
             white: wm | wk,
@@ -552,18 +597,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn select_and_colex_are_inverse() {
+    fn colex_rank_and_unrank_are_inverse() {
         let mask = 0b1011_0110_1110_0001_0000_1111_0110_1101u32;
-        for n in 0..mask.count_ones() {
-            assert_eq!(below(mask, select(mask, n)), n);
-        }
         for k in 0..6 {
             let total = binomial(mask.count_ones() as i32, k);
             for r in 0..total {
-                let set = colex_unrank(r, k, mask);
+                let set = colex_unrank(r, k, mask, ByteTables);
                 assert_eq!(set & !mask, 0);
                 assert_eq!(set.count_ones(), k);
                 assert_eq!(colex_rank(set, mask), r);
+            }
+        }
+    }
+
+    #[test]
+    fn deindexing_is_the_same_with_and_without_pdep() {
+        let mut rng = crate::rng::XorShift::new(11);
+        for name in [
+            "3300.--", "0033.65", "2211.43", "1122.06", "3201.-5", "0055.66", "5500.--", "1144.36",
+            "0062.16",
+        ] {
+            let ix = SliceIndex::for_name(name).unwrap();
+            for _ in 0..20_000 {
+                let i = rng.next() % ix.count();
+                let p = ix.position_with(i, ByteTables);
+                assert_eq!(ix.position_unchecked(i), p, "{name} index {i}");
+                assert_eq!(ix.index(&p), i, "{name} index {i}");
             }
         }
     }
