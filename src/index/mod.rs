@@ -269,8 +269,11 @@ impl PrefixRow {
     #[inline]
     fn last_at_most(&self, rank: u64, hi: usize) -> usize {
         let r = rank as i64;
-        let fits = |(c, &v): (usize, &u64)| (c < hi && v as i64 <= r) as usize;
-        self.0[..28].iter().enumerate().map(fits).sum::<usize>() - 1
+        let mut fits = 0u32;
+        for (c, &v) in self.0[..28].iter().enumerate() {
+            fits |= ((v as i64 <= r) as u32) << c;
+        }
+        (fits & ((1u32 << hi) - 1)).count_ones() as usize - 1
     }
 }
 
