@@ -275,6 +275,15 @@ impl PrefixRow {
         }
         (fits & ((1u32 << hi) - 1)).count_ones() as usize - 1
     }
+
+    /// [`PrefixRow::last_at_most`] for the leading man, which stands on one of the four
+    /// squares `band..band + 4` of its rank.
+    #[inline]
+    fn last_in_band(&self, rank: u64, band: usize) -> usize {
+        let r = rank as i64;
+        let fits = |c: usize| (self.0[c] as i64 <= r) as usize;
+        band + fits(band + 1) + fits(band + 2) + fits(band + 3)
+    }
 }
 
 /// The weighted colex rank of black-man placements (see the module comment): `row(j, a, b)`
@@ -559,7 +568,12 @@ impl SliceIndex {
         let mut hi = self.bm_top as usize;
         for j in (0..self.nbm as usize).rev() {
             let row = self.men.row(j, a, b);
-            let c = row.last_at_most(q, hi);
+            let c = if j + 1 == self.nbm as usize {
+                // The leading man: four squares to choose from, not 28.
+                row.last_in_band(q, hi - 4)
+            } else {
+                row.last_at_most(q, hi)
+            };
             q -= row.0[c];
             bm |= 1 << c;
             hi = c;
