@@ -30,6 +30,21 @@ const fn build_neighbours() -> [[u8; 32]; 4] {
 
 const NEIGHBOUR: [[u8; 32]; 4] = build_neighbours();
 
+/// `ADJACENT[s]`: the squares diagonally next to `s`. A jump from `a` to `b` takes the one
+/// square adjacent to both.
+const fn build_adjacent() -> [u32; 32] {
+    let mut t = [0u32; 32];
+    let mut s = 0;
+    while s < 32 {
+        let b = 1u32 << s;
+        t[s] = step(b, 0) | step(b, 1) | step(b, 2) | step(b, 3);
+        s += 1;
+    }
+    t
+}
+
+const ADJACENT: [u32; 32] = build_adjacent();
+
 /// A move by Black: what later phases need to apply and classify it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
 pub struct Move {
@@ -223,16 +238,16 @@ fn extend_capture<const MERGE: bool>(
     empty: u32,
     list: &mut MoveList,
 ) {
-    // Where the piece can land next, per direction, as bitboards (at most one bit each):
-    // most sequences end after one jump, and this tells so without a branch per direction.
+    // Where the piece can land next, all directions in one bitboard: most sequences end
+    // after one jump, and this tells so without a branch per direction; the landings are
+    // then walked bit by bit, each finding its jumped piece as the square next to both ends.
     let at_bit = 1u32 << at;
     let landing = |dir: usize| step(step(at_bit, dir) & white, dir) & empty;
-    let lands = if king {
-        [landing(0), landing(1), landing(2), landing(3)]
-    } else {
-        [landing(0), landing(1), 0, 0]
-    };
-    if lands == [0; 4] {
+    let mut lands = landing(0) | landing(1);
+    if king {
+        lands |= landing(2) | landing(3);
+    }
+    if lands == 0 {
         if captured != 0 {
             let m = Move {
                 from,
@@ -247,13 +262,11 @@ fn extend_capture<const MERGE: bool>(
         }
         return;
     }
-    for (dir, &land_bit) in lands.iter().enumerate() {
-        if land_bit == 0 {
-            continue;
-        }
-        let over = NEIGHBOUR[dir][at as usize];
-        let land = land_bit.trailing_zeros() as u8;
-        let taken = captured | (1 << over);
+    while lands != 0 {
+        let land = lands.trailing_zeros() as u8;
+        lands &= lands - 1;
+        let over = ADJACENT[at as usize] & ADJACENT[land as usize] & white;
+        let taken = captured | over;
         if !king && land >= 28 {
             // Crowned mid-jump: the move ends here.
             list.push(Move {
@@ -263,7 +276,7 @@ fn extend_capture<const MERGE: bool>(
                 crowns: true,
             });
         } else {
-            extend_capture::<MERGE>(from, land, king, taken, white & !(1 << over), empty, list);
+            extend_capture::<MERGE>(from, land, king, taken, white & !over, empty, list);
         }
     }
 }
