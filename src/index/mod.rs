@@ -10,7 +10,7 @@
 //! The number of white-man placements depends on the black men (how many of them stand in
 //! White's ranks `0..=rw` and `0..rw`), so the black-man part of an index is a *weighted*
 //! colex rank: the sum of the white placements of every earlier black placement. It is
-//! computed from small per-slice tables in O(men) (see [`WeightedColex`]).
+//! computed from small tables in O(men) (see [`MenRanks`]).
 
 mod deposit;
 mod enumerate;
@@ -355,9 +355,10 @@ pub struct SliceIndex {
     nwm: u32,
     nbk: u32,
     nwk: u32,
-    /// Black men lie below `bm_top`, the leading one in the rank just below.
+    /// Black men lie below square `bm_top`, the leading one on the four squares below it.
     bm_top: u32,
-    /// Same for white men in White's own numbering (`31 - s`).
+    /// White men (in White's own numbering, `31 - s`) lie below `wm_top`, the leading one
+    /// on `wm_band..wm_top`.
     wm_band: u32,
     wm_top: u32,
     /// Weighted colex of black men: white placements on ranks 0..=rw (`f`) minus those on
