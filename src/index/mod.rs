@@ -10,7 +10,7 @@
 //! The number of white-man placements depends on the black men (how many of them stand in
 //! White's ranks `0..=rw` and `0..rw`), so the black-man part of an index is a *weighted*
 //! colex rank: the sum of the white placements of every earlier black placement. It is
-//! computed from small tables in O(men) (see [`MenRanks`]).
+//! computed from small tables in O(men) (see `MenRanks`).
 
 mod deposit;
 mod enumerate;
