@@ -144,7 +144,12 @@ fn train_code(site: &Site, k: usize) {
                     let ix = SliceIndex::new(*s);
                     let (runs, _) =
                         nowdb::db::removed::range_runs(&ix, 0, ix.count(), |i| solved.get(i));
-                    let runs = nowdb::db::removed::join_runs([runs]);
+                    // Trained on the simple boundaries: where the build places them depends
+                    // on the code.
+                    let runs: Vec<_> = nowdb::db::removed::join_runs([runs])
+                        .iter()
+                        .map(|r| (r.value, r.len))
+                        .collect();
                     let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
                     nowdb::db::format::count_symbols(&runs, &mut freqs);
                     files.lock().unwrap().push((*s, freqs));

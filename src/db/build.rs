@@ -9,7 +9,7 @@
 use super::crc32::crc32;
 use super::format::{is_current, write_slice};
 use super::probe::{Database, DbLookup, VERSION_LINE, slice_path};
-use super::removed::{Kind, RangeRuns, classify, join_runs, range_runs};
+use super::removed::{Kind, RangeRuns, ValueRun, classify, join_runs, range_runs};
 use crate::board::MoveList;
 use crate::notation::position_fen;
 use crate::slice::Slice;
@@ -21,7 +21,10 @@ use crate::solve_err;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const PART_MAGIC: &[u8; 8] = b"NOWDBPT1";
+const PART_MAGIC: &[u8; 8] = b"NOWDBPT2";
+/// Parts written before runs carried their removed tails: read with no tails (a slice
+/// assembled from them is correct, only less tightly coded).
+const PART_MAGIC_1: &[u8; 8] = b"NOWDBPT1";
 
 /// A temporary file name no other process or thread uses at the same time.
 fn unique_tmp(dir: &Path, stem: &str) -> PathBuf {
@@ -119,7 +122,7 @@ fn part_path(site: &Site, job: &Job) -> PathBuf {
 fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
     let dir = parts_dir(site, &job.slice);
     std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    let mut bytes = Vec::with_capacity(48 + 8 * runs.runs.len());
+    let mut bytes = Vec::with_capacity(48 + 16 * runs.runs.len());
     bytes.extend_from_slice(PART_MAGIC);
     for x in [
         job.first,
@@ -129,8 +132,9 @@ fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
     ] {
         bytes.extend_from_slice(&x.to_le_bytes());
     }
-    for &(v, len) in &runs.runs {
-        bytes.extend_from_slice(&(len << 2 | v as u64).to_le_bytes());
+    for r in &runs.runs {
+        bytes.extend_from_slice(&(r.len << 2 | r.value as u64).to_le_bytes());
+        bytes.extend_from_slice(&r.tail.to_le_bytes());
     }
     let crc = crc32(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
@@ -147,7 +151,12 @@ fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
 fn read_part(path: &Path) -> Result<(u64, u64, RangeRuns)> {
     let bad = |what: &str| solve_err!("{}: {what}", path.display());
     let bytes = std::fs::read(path).map_err(|e| bad(&e.to_string()))?;
-    if bytes.len() < 44 || &bytes[0..8] != PART_MAGIC {
+    let words_per_run = match bytes.get(0..8) {
+        Some(m) if m == PART_MAGIC => 2,
+        Some(m) if m == PART_MAGIC_1 => 1,
+        _ => return Err(bad("not a build part (bad magic or too short)")),
+    };
+    if bytes.len() < 44 {
         return Err(bad("not a build part (bad magic or too short)"));
     }
     let (body, tail) = bytes.split_at(bytes.len() - 4);
@@ -156,17 +165,26 @@ fn read_part(path: &Path) -> Result<(u64, u64, RangeRuns)> {
     }
     let word = |k: usize| u64::from_le_bytes(body[8 + 8 * k..16 + 8 * k].try_into().unwrap());
     let (first, last, lead, n) = (word(0), word(1), word(2), word(3));
-    if body.len() as u64 != 40 + 8 * n {
+    if Some(body.len() as u64) != n.checked_mul(8 * words_per_run).map(|b| b + 40) {
         return Err(bad("length does not match its run count"));
     }
     let mut runs = Vec::with_capacity(n as usize);
     for k in 0..n as usize {
-        let w = word(4 + k);
-        let v = Value::from_bits(w as u8);
-        if v == Value::Unknown || w >> 2 == 0 {
+        let w = word(4 + words_per_run as usize * k);
+        let tail = if words_per_run == 2 {
+            word(5 + 2 * k)
+        } else {
+            0
+        };
+        let value = Value::from_bits(w as u8);
+        if value == Value::Unknown || w >> 2 == 0 || tail >= w >> 2 {
             return Err(bad("bad run"));
         }
-        runs.push((v, w >> 2));
+        runs.push(ValueRun {
+            value,
+            len: w >> 2,
+            tail,
+        });
     }
     Ok((
         first,
@@ -314,4 +332,71 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
         at = end;
     }
     Ok(Outcome::Done(stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> Site {
+        let root = std::env::temp_dir().join(format!("nowdb-part-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        Site::new(root)
+    }
+
+    #[test]
+    fn parts_keep_their_runs_tails() {
+        let site = scratch("v2");
+        let job = Job {
+            phase: crate::solve::Phase::Build,
+            slice: "1100.--".parse().unwrap(),
+            first: 0,
+            last: 30,
+            round: 0,
+        };
+        let runs = RangeRuns {
+            lead_removed: 2,
+            runs: vec![
+                ValueRun {
+                    value: Value::Win,
+                    len: 20,
+                    tail: 7,
+                },
+                ValueRun {
+                    value: Value::Draw,
+                    len: 8,
+                    tail: 0,
+                },
+            ],
+        };
+        write_part(&site, &job, &runs).unwrap();
+        assert_eq!(read_part(&part_path(&site, &job)).unwrap(), (0, 30, runs));
+        std::fs::remove_dir_all(site.root()).unwrap();
+    }
+
+    #[test]
+    fn parts_of_the_first_layout_are_read_without_tails() {
+        let site = scratch("v1");
+        let path = site.root().join("0-9.part");
+        let mut bytes = PART_MAGIC_1.to_vec();
+        for w in [
+            0u64,
+            9,
+            1,
+            2,
+            5 << 2 | Value::Loss as u64,
+            3 << 2 | Value::Win as u64,
+        ] {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        let crc = crc32(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let (first, last, runs) = read_part(&path).unwrap();
+        assert_eq!((first, last, runs.lead_removed), (0, 9, 1));
+        let plain: Vec<_> = runs.runs.iter().map(|r| (r.value, r.len, r.tail)).collect();
+        assert_eq!(plain, [(Value::Loss, 5, 0), (Value::Win, 3, 0)]);
+        std::fs::remove_dir_all(site.root()).unwrap();
+    }
 }

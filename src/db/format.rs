@@ -1,7 +1,9 @@
 //! Writing and reading one compressed slice file (docs/FORMAT.md).
 
+use super::boundaries::place_boundaries;
 use super::code::{self, BitWriter, CONTEXTS, Decoder, Encoder, SYMBOLS};
 use super::crc32::{Crc32, crc32};
+use super::removed::ValueRun;
 use crate::slice::Slice;
 use crate::solve::{Result, Value};
 use crate::solve_err;
@@ -144,9 +146,9 @@ impl Coded {
 
 /// Codes the refilled `runs` (covering exactly `count` positions) of `slice` and writes the
 /// file to `path` (the caller publishes it by rename). Returns the file's length.
-pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]) -> Result<u64> {
+pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[ValueRun]) -> Result<u64> {
     assert_eq!(
-        runs.iter().map(|r| r.1).sum::<u64>(),
+        runs.iter().map(|r| r.len).sum::<u64>(),
         count,
         "runs must cover {slice}"
     );
@@ -154,9 +156,11 @@ pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[(Value, u64)]
     // its length needs.
     let mut best: Option<Coded> = None;
     for code in 0..CODES {
-        let enc = Encoder::new(&builtin_code(code));
+        let lengths = builtin_code(code);
+        let enc = Encoder::new(&lengths);
+        let runs = place_boundaries(runs, &lengths);
         let code = |sync_points| {
-            let (index, blocks) = code_blocks(&enc, runs, count, sync_points);
+            let (index, blocks) = code_blocks(&enc, &runs, count, sync_points);
             Coded {
                 code,
                 sync_points,

@@ -1,12 +1,14 @@
 //! The compressed database (docs/FORMAT.md): the `build` and `ver` phases and the probe.
 //!
 //! - [`removed`]: which positions are not stored (captures, capture threats) and the
-//!   refilled runs of the rest;
+//!   refilled runs of the rest; `boundaries.rs` places the boundary between two runs
+//!   within the removed positions that separate them;
 //! - [`code`]: the run code (predicted run values, length-limited prefix code);
 //! - [`format`]: one slice file: header, block index, 1 KiB blocks with CRC32;
 //! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
 //! - [`build`]: the `build` and `ver` phases.
 
+mod boundaries;
 pub mod build;
 pub mod cache;
 pub mod check;

@@ -45,14 +45,23 @@ pub fn threat_is_removed(pos: &Position, moves: &mut MoveList) -> bool {
     !moves.iter().any(child_is_threat)
 }
 
+/// A run of one value: `len` positions, removed ones continuing the run they interrupt,
+/// the last `tail` of them removed positions after its last stored one. Those may as well
+/// start the next run; the build chooses (`boundaries.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueRun {
+    pub value: Value,
+    pub len: u64,
+    pub tail: u64,
+}
+
 /// The refilled values of a page-aligned range of a slice as runs: removed positions before
-/// the first stored value (`lead_removed`, which the range before continues), then
-/// `(value, length)` runs of different consecutive values, removed positions continuing
-/// the run they interrupt.
+/// the first stored value (`lead_removed`, which the range before continues), then runs of
+/// different consecutive values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeRuns {
     pub lead_removed: u64,
-    pub runs: Vec<(Value, u64)>,
+    pub runs: Vec<ValueRun>,
 }
 
 /// How many positions of the range were removed, by kind.
@@ -85,15 +94,25 @@ pub fn range_runs(
                     ix.slice()
                 );
                 match out.runs.last_mut() {
-                    Some(r) if r.0 == v => r.1 += 1,
-                    _ => out.runs.push((v, 1)),
+                    Some(r) if r.value == v => {
+                        r.len += 1;
+                        r.tail = 0;
+                    }
+                    _ => out.runs.push(ValueRun {
+                        value: v,
+                        len: 1,
+                        tail: 0,
+                    }),
                 }
                 e.advance();
                 continue;
             }
         }
         match out.runs.last_mut() {
-            Some(r) => r.1 += 1,
+            Some(r) => {
+                r.len += 1;
+                r.tail += 1;
+            }
             None => out.lead_removed += 1,
         }
         e.advance();
@@ -107,16 +126,22 @@ impl RangeRuns {
     pub fn append(&mut self, next: RangeRuns) {
         let mut runs = next.runs.into_iter();
         match self.runs.last_mut() {
-            Some(r) => r.1 += next.lead_removed,
+            Some(r) => {
+                r.len += next.lead_removed;
+                r.tail += next.lead_removed;
+            }
             None => {
                 self.lead_removed += next.lead_removed;
                 self.runs.extend(runs.by_ref().take(1));
             }
         }
-        for (v, len) in runs {
+        for run in runs {
             match self.runs.last_mut() {
-                Some(r) if r.0 == v => r.1 += len,
-                _ => self.runs.push((v, len)),
+                Some(r) if r.value == run.value => {
+                    r.len += run.len;
+                    r.tail = run.tail;
+                }
+                _ => self.runs.push(run),
             }
         }
     }
@@ -125,15 +150,19 @@ impl RangeRuns {
 /// Joins the runs of consecutive ranges into the runs of the whole, the leading removed
 /// positions joining the first run: the same as one range would give, so the database does
 /// not depend on how the build was split.
-pub fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<(Value, u64)> {
+pub fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<ValueRun> {
     let mut all = RangeRuns::default();
     for part in parts {
         all.append(part);
     }
     match all.runs.first_mut() {
-        Some(r) => r.1 += all.lead_removed,
+        Some(r) => r.len += all.lead_removed,
         // Every position is removed: any value will do.
-        None if all.lead_removed > 0 => all.runs.push((Value::Win, all.lead_removed)),
+        None if all.lead_removed > 0 => all.runs.push(ValueRun {
+            value: Value::Win,
+            len: all.lead_removed,
+            tail: 0,
+        }),
         None => {}
     }
     all.runs
@@ -144,20 +173,24 @@ mod tests {
     use super::*;
     use Value::*;
 
+    fn run(value: Value, len: u64, tail: u64) -> ValueRun {
+        ValueRun { value, len, tail }
+    }
+
     #[test]
     fn joining_is_independent_of_the_split() {
         let whole = RangeRuns {
             lead_removed: 3,
-            runs: vec![(Win, 5), (Loss, 2), (Win, 7)],
+            runs: vec![run(Win, 5, 1), run(Loss, 2, 1), run(Win, 9, 2)],
         };
         let split = [
             RangeRuns {
                 lead_removed: 3,
-                runs: vec![(Win, 2)],
+                runs: vec![run(Win, 2, 0)],
             },
             RangeRuns {
                 lead_removed: 0,
-                runs: vec![(Win, 3), (Loss, 1)],
+                runs: vec![run(Win, 3, 1), run(Loss, 1, 0)],
             },
             RangeRuns {
                 lead_removed: 1,
@@ -165,16 +198,23 @@ mod tests {
             },
             RangeRuns {
                 lead_removed: 0,
-                runs: vec![(Win, 7)],
+                runs: vec![run(Win, 4, 0)],
+            },
+            // Removed positions between two stored wins are inside the run, not a tail.
+            RangeRuns {
+                lead_removed: 2,
+                runs: vec![run(Win, 3, 2)],
             },
         ];
-        assert_eq!(join_runs([whole]), join_runs(split));
+        let joined = join_runs(split);
+        assert_eq!(join_runs([whole]), joined);
+        assert_eq!(joined[0], run(Win, 8, 1));
         assert_eq!(
             join_runs([RangeRuns {
                 lead_removed: 9,
                 runs: vec![]
             }]),
-            vec![(Win, 9)]
+            vec![run(Win, 9, 0)]
         );
     }
 }

@@ -227,14 +227,18 @@ pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
 }
 
 /// Where a published pair goes next: compressing, checking, or nothing left to do.
+/// A marker counts only while its file is there: a database file deleted or replaced by
+/// one of another version is built and checked again.
 pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
     let db = site.db_dir();
-    if !database || slices.iter().all(|s| verified_marker(site, s).exists()) {
-        Stage::Done
-    } else if slices
-        .iter()
-        .all(|s| crate::db::format::is_current(&crate::db::probe::slice_path(&db, s)))
+    let current = |s: &Slice| crate::db::format::is_current(&crate::db::probe::slice_path(&db, s));
+    if !database
+        || slices
+            .iter()
+            .all(|s| verified_marker(site, s).exists() && current(s))
     {
+        Stage::Done
+    } else if slices.iter().all(current) {
         Stage::Built
     } else {
         Stage::Build
@@ -244,6 +248,18 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verified_marker_without_its_database_file_is_built_again() {
+        let root = std::env::temp_dir().join(format!("nowdb-stage-{}", std::process::id()));
+        let site = Site::new(&root);
+        std::fs::create_dir_all(root.join("work/ckpt")).unwrap();
+        let slices = ["1100.--".parse::<Slice>().unwrap()];
+        mark_verified(&site, &slices).unwrap();
+        assert_eq!(database_stage(&site, true, &slices), Stage::Build);
+        assert_eq!(database_stage(&site, false, &slices), Stage::Done);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn records_round_trip_and_rank_in_order() {

@@ -1,0 +1,145 @@
+//! Where the build puts the boundary between two runs. The removed positions between the
+//! last stored position of one value and the first of the next may belong to either run:
+//! the reader never looks at their values. Continuing the run they interrupt is the simple
+//! choice; this module moves each boundary to where the two runs' code words are shortest
+//! under the code being written, which shortens the 3v3 slices by about 6 %.
+
+use super::code::{CONTEXTS, SYMBOLS, symbol_of};
+use super::removed::ValueRun;
+use crate::solve::Value;
+
+/// Tails up to this long are tried at every split; longer ones at both ends and where a
+/// run's length enters a new length class.
+const SCAN: u64 = 140;
+/// Lengths up to this have a code word of their own (`code.rs`); longer ones share a
+/// class per power of two.
+const EXACT: u64 = 64;
+
+/// The runs' lengths with every boundary placed for `code` (code word lengths per
+/// context and symbol): one pass from the start, each boundary chosen given the one
+/// before. A pure function of its arguments, so the file does not depend on how the build
+/// was split.
+pub fn place_boundaries(runs: &[ValueRun], code: &[[u8; SYMBOLS]; CONTEXTS]) -> Vec<(Value, u64)> {
+    let mut out: Vec<(Value, u64)> = runs.iter().map(|r| (r.value, r.len)).collect();
+    // The context of run i is the value before it, and it is a hit when its value is the
+    // one before that (as `format::count_symbols` counts them).
+    let bits = |i: usize, len: u64| -> u32 {
+        if i == 0 {
+            return 0; // the first run's code word does not depend on its neighbours' lengths
+        }
+        let ctx = runs[i - 1].value as usize - 1;
+        let hit = i >= 2 && runs[i].value == runs[i - 2].value;
+        let (sym, extra, _) = symbol_of(hit, len);
+        code[ctx][sym as usize] as u32 + extra
+    };
+    for i in 0..runs.len().saturating_sub(1) {
+        let tail = runs[i].tail;
+        if tail == 0 {
+            continue;
+        }
+        // Run i without its removed tail still holds a stored position, so it stays >= 1.
+        let left = out[i].1 - tail;
+        let right = out[i + 1].1;
+        let cost = |keep: u64| bits(i, left + keep) + bits(i + 1, right + tail - keep);
+        let mut best = (cost(tail), tail);
+        let mut consider = |keep: u64| {
+            let c = cost(keep);
+            // Ties keep the longer left run, the simple choice.
+            if c < best.0 || (c == best.0 && keep > best.1) {
+                best = (c, keep);
+            }
+        };
+        if tail <= SCAN {
+            (0..tail).for_each(&mut consider);
+        } else {
+            (0..SCAN / 2).for_each(&mut consider);
+            (tail - SCAN / 2..tail).for_each(&mut consider);
+            // A length class starts at EXACT + 2^j; within one the cost grows only by its
+            // extra bits, so its first length is the one to try.
+            for j in 0..40 {
+                let start = EXACT + (1u64 << j);
+                if start > left && start - left <= tail {
+                    consider(start - left);
+                }
+                if start > right && start - right <= tail {
+                    consider(tail - (start - right));
+                }
+            }
+        }
+        let keep = best.1;
+        out[i].1 = left + keep;
+        out[i + 1].1 = right + tail - keep;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Value::*;
+
+    fn run(value: Value, len: u64, tail: u64) -> ValueRun {
+        ValueRun { value, len, tail }
+    }
+
+    #[test]
+    fn boundaries_move_only_within_removed_tails() {
+        let code = super::super::format::builtin_code(0);
+        let runs = vec![
+            run(Win, 70, 69),
+            run(Loss, 3, 0),
+            run(Draw, 500, 300),
+            run(Win, 2, 1),
+            run(Loss, 9, 9 - 1),
+        ];
+        let placed = place_boundaries(&runs, &code);
+        assert_eq!(
+            placed.iter().map(|r| r.1).sum::<u64>(),
+            70 + 3 + 500 + 2 + 9
+        );
+        // Every stored position stays in its run: a placed run starts at or before the
+        // first stored position of its run (where the simple choice starts it) and ends at
+        // or after its last one.
+        let (mut simple_start, mut placed_start) = (0, 0);
+        for (r, p) in runs.iter().zip(&placed) {
+            assert_eq!(r.value, p.0);
+            assert!(placed_start <= simple_start, "{runs:?} -> {placed:?}");
+            assert!(placed_start + p.1 >= simple_start + r.len - r.tail);
+            simple_start += r.len;
+            placed_start += p.1;
+        }
+    }
+
+    #[test]
+    fn placing_is_never_worse_than_continuing_the_run() {
+        let code = super::super::format::builtin_code(1);
+        let mut rng = crate::rng::XorShift::new(5);
+        let values = [Win, Loss, Draw];
+        let mut runs = Vec::new();
+        let mut v = 0;
+        for _ in 0..2_000 {
+            v = (v + 1 + rng.below(2) as usize) % 3;
+            let stored = 1 + rng.below(80);
+            let tail = rng.below(200);
+            runs.push(run(values[v], stored + tail, tail));
+        }
+        let simple: Vec<(Value, u64)> = runs.iter().map(|r| (r.value, r.len)).collect();
+        let placed = place_boundaries(&runs, &code);
+        // Code words and extra bits, contexts and hits as `place_boundaries` counts them.
+        let bits = |rs: &[(Value, u64)]| -> u64 {
+            (1..rs.len())
+                .map(|i| {
+                    let hit = i >= 2 && rs[i].0 == rs[i - 2].0;
+                    let (sym, extra, _) = symbol_of(hit, rs[i].1);
+                    (code[rs[i - 1].0 as usize - 1][sym as usize] as u32 + extra) as u64
+                })
+                .sum()
+        };
+        assert!(
+            bits(&placed) < bits(&simple),
+            "{} vs {}",
+            bits(&placed),
+            bits(&simple)
+        );
+    }
+}
