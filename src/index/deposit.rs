@@ -70,8 +70,8 @@ pub(super) struct Pdep(());
 #[cfg(target_arch = "x86_64")]
 impl Pdep {
     /// `Some` when the processor has BMI2 and runs PDEP in hardware. AMD processors before
-    /// Zen 3 (family 0x19) have BMI2 but run PDEP in microcode, tens of times slower than
-    /// the byte tables, so they keep the tables.
+    /// Zen 3 (family 0x19) and Hygon ones have BMI2 but run PDEP in microcode, tens of
+    /// times slower than the byte tables, so they keep the tables.
     pub(super) fn detect() -> Option<Pdep> {
         use std::sync::atomic::{AtomicU8, Ordering};
         static FOUND: AtomicU8 = AtomicU8::new(0); // 0: not looked yet, 1: no, 2: yes
@@ -86,13 +86,17 @@ impl Pdep {
     }
 }
 
-/// Whether this is an AMD processor older than Zen 3.
+/// Whether this is an AMD processor older than Zen 3, or a Hygon one (Zen 1 inside).
 #[cfg(target_arch = "x86_64")]
 fn microcoded_pdep() -> bool {
     use std::arch::x86_64::__cpuid;
     #[allow(unused_unsafe)] // `__cpuid` is safe in newer compilers
     let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1)) };
-    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163);
+    let vendor = (vendor.ebx, vendor.edx, vendor.ecx);
+    if vendor == (0x6F67_7948, 0x6E65_476E, 0x656E_6975) {
+        return true; // "HygonGenuine"
+    }
+    let amd = vendor == (0x6874_7541, 0x6974_6E65, 0x444D_4163); // "AuthenticAMD"
     let base = (signature.eax >> 8) & 0xF;
     let family = if base == 0xF {
         base + ((signature.eax >> 20) & 0xFF)
