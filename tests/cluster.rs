@@ -82,8 +82,8 @@ impl Cluster {
     fn new(hosts: usize) -> Cluster {
         let id = std::process::id() % 200 + 20;
         let tag = format!("nw{id}");
-        let root = std::env::temp_dir().join(format!("nowdb-cluster-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        // Earlier runs' roots are removed (unmounted first) once their process is gone.
+        let root = common::dirs::fresh_path("cluster", "hosts");
         let site = root.join("site");
         std::fs::create_dir_all(&site).unwrap();
         let mut c = Cluster {

@@ -32,8 +32,8 @@ fn run(cmd: &mut Command) {
 
 impl TwoMounts {
     fn new(name: &str) -> TwoMounts {
-        let root = std::env::temp_dir().join(format!("nowdb-sshfs-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        // Earlier runs' roots are removed (unmounted first) once their process is gone.
+        let root = common::dirs::fresh_path("sshfs", name);
         let shared = root.join("shared");
         let mounts = [root.join("a"), root.join("b")];
         for d in [&shared, &mounts[0], &mounts[1]] {

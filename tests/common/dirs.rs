@@ -2,7 +2,8 @@
 //!
 //! Each run first removes the directories of earlier runs of the same suite whose process
 //! is gone, so runs do not pile up in the temporary directory, while a failed run's
-//! directories stay until the next run for a look.
+//! directories stay until the next run for a look. Mounts left inside them (the sshfs
+//! suites' mount points, after a run was killed) are unmounted first.
 
 use std::path::PathBuf;
 
@@ -21,6 +22,32 @@ pub fn fresh_dir(suite: &str, name: &str) -> PathBuf {
     d
 }
 
+/// Lazily unmounts every mount point under `dir`, deepest first, so that removing `dir`
+/// neither fails on them nor walks into what they show.
+fn unmount_inside(dir: &std::path::Path) {
+    let Ok(mounts) = std::fs::read_to_string("/proc/mounts") else {
+        return;
+    };
+    let mut inside: Vec<&str> = mounts
+        .lines()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|m| std::path::Path::new(m).starts_with(dir))
+        .collect();
+    inside.sort_by_key(|m| std::cmp::Reverse(m.len()));
+    for m in inside {
+        let _ = std::process::Command::new("fusermount3")
+            .arg("-uz")
+            .arg(m)
+            .stderr(std::process::Stdio::null())
+            .status();
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(m)
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
 fn remove_earlier_runs(suite: &str) {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(|| {
@@ -35,6 +62,7 @@ fn remove_earlier_runs(suite: &str) {
                 .and_then(|rest| rest.split('-').next())
                 .and_then(|pid| pid.parse::<u32>().ok());
             if pid.is_some_and(|p| p != std::process::id() && nowdb::files::process_is_gone(p)) {
+                unmount_inside(&e.path());
                 // Not a link: these are plain directories the suites made.
                 let _ = std::fs::remove_dir_all(e.path());
             }
