@@ -131,6 +131,9 @@ impl Cluster {
         c
     }
 
+    /// An sshd with its own config and log. Sessions whose client vanished without closing
+    /// the connection (a crashed host, a deleted namespace) end within 15 s
+    /// (`ClientAlive*`) instead of outliving the test for hours.
     fn sshd(&mut self, name: &str, addr: &str, port: u16, env: &str, ns: Option<usize>) {
         let r = self.root.display();
         let cfg = self.root.join(format!("sshd-{name}.conf"));
@@ -141,7 +144,7 @@ impl Cluster {
                 "Port {port}\nListenAddress {addr}\nHostKey {r}/hostkey\n\
                  AuthorizedKeysFile {r}/authorized_keys\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nStrictModes no\nSubsystem sftp internal-sftp\n\
-                 PidFile {}\n{env}",
+                 ClientAliveInterval 5\nClientAliveCountMax 3\nPidFile {}\n{env}",
                 pid.display()
             ),
         )
