@@ -108,15 +108,23 @@ pub fn remove_stale_temporaries(path: &Path, older_than: std::time::Duration) {
     }
 }
 
+/// An empty directory `$TMPDIR/nowdb-<name>-<pid>` for a unit test (the integration
+/// tests have `tests/common/dirs.rs`).
+#[cfg(test)]
+pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("nowdb-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn stale_temporaries_go_and_everything_else_stays() {
-        let dir = std::env::temp_dir().join(format!("nowdb-temps-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = test_dir("temps");
         let names = [
             "2211.01.nwk",
             ".2211.01.nwk.123",
@@ -151,8 +159,7 @@ mod tests {
 
     #[test]
     fn replaces_whole_and_leaves_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("nowdb-files-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = test_dir("files");
         let path = dir.join("sub/state");
         for (text, d) in [
             ("one", Durability::Volatile),

@@ -4,16 +4,14 @@
 //! choice; this module moves each boundary to where the two runs' code words are shortest
 //! under the code being written, which shortens the 3v3 slices by about 6 %.
 
-use super::code::{CONTEXTS, SYMBOLS, symbol_of};
+use super::code::{CONTEXTS, EXACT, SYMBOLS, symbol_of};
+use super::format::value_code;
 use super::removed::ValueRun;
 use crate::solve::Value;
 
 /// Tails up to this long are tried at every split; longer ones at both ends and where a
 /// run's length enters a new length class.
 const SCAN: u64 = 140;
-/// Lengths up to this have a code word of their own (`code.rs`); longer ones share a
-/// class per power of two.
-const EXACT: u64 = 64;
 
 /// The runs' lengths with every boundary placed for `code` (code word lengths per
 /// context and symbol): one pass from the start, each boundary chosen given the one
@@ -27,7 +25,7 @@ pub fn place_boundaries(runs: &[ValueRun], code: &[[u8; SYMBOLS]; CONTEXTS]) -> 
         if i == 0 {
             return 0; // the first run's code word does not depend on its neighbours' lengths
         }
-        let ctx = runs[i - 1].value as usize - 1;
+        let ctx = value_code(runs[i - 1].value) as usize;
         let hit = i >= 2 && runs[i].value == runs[i - 2].value;
         let (sym, extra, _) = symbol_of(hit, len);
         code[ctx][sym as usize] as u32 + extra
@@ -54,8 +52,8 @@ pub fn place_boundaries(runs: &[ValueRun], code: &[[u8; SYMBOLS]; CONTEXTS]) -> 
         } else {
             (0..SCAN / 2).for_each(&mut consider);
             (tail - SCAN / 2..tail).for_each(&mut consider);
-            // A length class starts at EXACT + 2^j; within one the cost grows only by its
-            // extra bits, so its first length is the one to try.
+            // A length class starts at EXACT + 2^j; every length of a class costs the same
+            // (one symbol, j extra bits), so its first length is the one to try.
             for j in 0..40 {
                 let start = EXACT + (1u64 << j);
                 if start > left && start - left <= tail {
@@ -78,19 +76,15 @@ mod tests {
     use super::*;
     use Value::*;
 
-    fn run(value: Value, len: u64, tail: u64) -> ValueRun {
-        ValueRun { value, len, tail }
-    }
-
     #[test]
     fn boundaries_move_only_within_removed_tails() {
         let code = super::super::format::builtin_code(0);
         let runs = vec![
-            run(Win, 70, 69),
-            run(Loss, 3, 0),
-            run(Draw, 500, 300),
-            run(Win, 2, 1),
-            run(Loss, 9, 9 - 1),
+            ValueRun::new(Win, 70, 69),
+            ValueRun::new(Loss, 3, 0),
+            ValueRun::new(Draw, 500, 300),
+            ValueRun::new(Win, 2, 1),
+            ValueRun::new(Loss, 9, 9 - 1),
         ];
         let placed = place_boundaries(&runs, &code);
         assert_eq!(
@@ -121,7 +115,7 @@ mod tests {
             v = (v + 1 + rng.below(2) as usize) % 3;
             let stored = 1 + rng.below(80);
             let tail = rng.below(200);
-            runs.push(run(values[v], stored + tail, tail));
+            runs.push(ValueRun::new(values[v], stored + tail, tail));
         }
         let simple: Vec<(Value, u64)> = runs.iter().map(|r| (r.value, r.len)).collect();
         let placed = place_boundaries(&runs, &code);

@@ -151,14 +151,11 @@ fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
 fn read_part(path: &Path) -> Result<(u64, u64, RangeRuns)> {
     let bad = |what: &str| solve_err!("{}: {what}", path.display());
     let bytes = std::fs::read(path).map_err(|e| bad(&e.to_string()))?;
-    let words_per_run = match bytes.get(0..8) {
+    let words_per_run = match bytes.get(0..8).filter(|_| bytes.len() >= 44) {
         Some(m) if m == PART_MAGIC => 2,
         Some(m) if m == PART_MAGIC_1 => 1,
         _ => return Err(bad("not a build part (bad magic or too short)")),
     };
-    if bytes.len() < 44 {
-        return Err(bad("not a build part (bad magic or too short)"));
-    }
     let (body, tail) = bytes.split_at(bytes.len() - 4);
     if crc32(body) != u32::from_le_bytes(tail.try_into().unwrap()) {
         return Err(bad("CRC error"));
@@ -339,10 +336,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> Site {
-        let root = std::env::temp_dir().join(format!("nowdb-part-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        Site::new(root)
+        Site::new(crate::files::test_dir(&format!("part-{name}")))
     }
 
     #[test]
@@ -358,16 +352,8 @@ mod tests {
         let runs = RangeRuns {
             lead_removed: 2,
             runs: vec![
-                ValueRun {
-                    value: Value::Win,
-                    len: 20,
-                    tail: 7,
-                },
-                ValueRun {
-                    value: Value::Draw,
-                    len: 8,
-                    tail: 0,
-                },
+                ValueRun::new(Value::Win, 20, 7),
+                ValueRun::new(Value::Draw, 8, 0),
             ],
         };
         write_part(&site, &job, &runs).unwrap();

@@ -8,8 +8,9 @@ pub const SYMBOLS: usize = 210;
 pub const CONTEXTS: usize = 3;
 /// Longest code word.
 pub const MAX_CODE_LEN: u32 = 15;
-/// Runs up to this length have a symbol of their own.
-const EXACT: u64 = 64;
+/// Runs up to this length have a symbol of their own; longer ones share one per class of
+/// lengths `EXACT + 2^j ..`.
+pub(super) const EXACT: u64 = 64;
 const PER_HIT: u16 = 105;
 /// Bits looked up at once when decoding; longer codes take the canonical walk.
 const PEEK: u32 = 12;

@@ -32,7 +32,7 @@ pub struct Block {
     pub first: u64,
 }
 
-fn value_code(v: Value) -> u8 {
+pub(super) fn value_code(v: Value) -> u8 {
     v as u8 - 1
 }
 

@@ -55,6 +55,12 @@ pub struct ValueRun {
     pub tail: u64,
 }
 
+impl ValueRun {
+    pub const fn new(value: Value, len: u64, tail: u64) -> ValueRun {
+        ValueRun { value, len, tail }
+    }
+}
+
 /// The refilled values of a page-aligned range of a slice as runs: removed positions before
 /// the first stored value (`lead_removed`, which the range before continues), then runs of
 /// different consecutive values.
@@ -98,11 +104,7 @@ pub fn range_runs(
                         r.len += 1;
                         r.tail = 0;
                     }
-                    _ => out.runs.push(ValueRun {
-                        value: v,
-                        len: 1,
-                        tail: 0,
-                    }),
+                    _ => out.runs.push(ValueRun::new(v, 1, 0)),
                 }
                 e.advance();
                 continue;
@@ -158,11 +160,10 @@ pub fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<ValueRun> {
     match all.runs.first_mut() {
         Some(r) => r.len += all.lead_removed,
         // Every position is removed: any value will do.
-        None if all.lead_removed > 0 => all.runs.push(ValueRun {
-            value: Value::Win,
-            len: all.lead_removed,
-            tail: 0,
-        }),
+        None if all.lead_removed > 0 => {
+            all.runs
+                .push(ValueRun::new(Value::Win, all.lead_removed, 0))
+        }
         None => {}
     }
     all.runs
@@ -173,24 +174,24 @@ mod tests {
     use super::*;
     use Value::*;
 
-    fn run(value: Value, len: u64, tail: u64) -> ValueRun {
-        ValueRun { value, len, tail }
-    }
-
     #[test]
     fn joining_is_independent_of_the_split() {
         let whole = RangeRuns {
             lead_removed: 3,
-            runs: vec![run(Win, 5, 1), run(Loss, 2, 1), run(Win, 9, 2)],
+            runs: vec![
+                ValueRun::new(Win, 5, 1),
+                ValueRun::new(Loss, 2, 1),
+                ValueRun::new(Win, 9, 2),
+            ],
         };
         let split = [
             RangeRuns {
                 lead_removed: 3,
-                runs: vec![run(Win, 2, 0)],
+                runs: vec![ValueRun::new(Win, 2, 0)],
             },
             RangeRuns {
                 lead_removed: 0,
-                runs: vec![run(Win, 3, 1), run(Loss, 1, 0)],
+                runs: vec![ValueRun::new(Win, 3, 1), ValueRun::new(Loss, 1, 0)],
             },
             RangeRuns {
                 lead_removed: 1,
@@ -198,23 +199,23 @@ mod tests {
             },
             RangeRuns {
                 lead_removed: 0,
-                runs: vec![run(Win, 4, 0)],
+                runs: vec![ValueRun::new(Win, 4, 0)],
             },
             // Removed positions between two stored wins are inside the run, not a tail.
             RangeRuns {
                 lead_removed: 2,
-                runs: vec![run(Win, 3, 2)],
+                runs: vec![ValueRun::new(Win, 3, 2)],
             },
         ];
         let joined = join_runs(split);
         assert_eq!(join_runs([whole]), joined);
-        assert_eq!(joined[0], run(Win, 8, 1));
+        assert_eq!(joined[0], ValueRun::new(Win, 8, 1));
         assert_eq!(
             join_runs([RangeRuns {
                 lead_removed: 9,
                 runs: vec![]
             }]),
-            vec![run(Win, 9, 0)]
+            vec![ValueRun::new(Win, 9, 0)]
         );
     }
 }

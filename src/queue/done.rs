@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let dir = std::env::temp_dir().join(format!("nowdb-done-{}", std::process::id()));
+        let dir = crate::files::test_dir("done");
         let site = Site::new(&dir);
         let slice: Slice = "2200".parse().unwrap();
         let job = Job::whole(Phase::NoIo, slice, 3);

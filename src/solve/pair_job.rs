@@ -251,8 +251,7 @@ mod tests {
 
     #[test]
     fn stale_scratch_goes_without_touching_the_site_it_links_to() {
-        let base = std::env::temp_dir().join(format!("nowdb-scratch-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = crate::files::test_dir("scratch-test");
         let site_solved = base.join("site/solved");
         std::fs::create_dir_all(&site_solved).unwrap();
         std::fs::write(site_solved.join("2211.01.nwk"), "values").unwrap();
