@@ -271,7 +271,7 @@ fn damaged_missing_and_foreign_databases_are_clear_errors() {
     std::fs::write(d.join("db/VERSION"), "nowdb-db 7\n").unwrap();
     let err = probe("B:W18:B3");
     assert!(
-        err.contains("nowdb-db 7") && err.contains("nowdb-db 2"),
+        err.contains("nowdb-db 7") && err.contains(nowdb::db::probe::VERSION_LINE),
         "{err}"
     );
 

@@ -16,7 +16,7 @@ const PER_HIT: u16 = 105;
 const PEEK: u32 = 12;
 /// Bits a skip step looks at: fewer than [`PEEK`], so that the skip tables of every built-in
 /// code stay in the processor's nearest caches (a probe takes a few dozen dependent steps).
-const SKIP_PEEK: u32 = 10;
+pub const SKIP_PEEK: u32 = 10;
 
 /// The cycle win -> loss -> draw -> win, on value codes 0..3.
 #[inline]

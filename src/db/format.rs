@@ -1,7 +1,7 @@
 //! Writing and reading one compressed slice file (docs/FORMAT.md).
 
 use super::boundaries::place_boundaries;
-use super::code::{self, BitWriter, CONTEXTS, Decoder, Encoder, SYMBOLS};
+use super::code::{self, BitWriter, CONTEXTS, Decoder, Encoder, SKIP_PEEK, SYMBOLS};
 use super::crc32::{Crc32, crc32};
 use super::removed::ValueRun;
 use crate::slice::Slice;
@@ -12,11 +12,22 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"NOWDBDB\0";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const REMOVAL_RULE: u32 = 1;
 pub const BLOCK_BYTES: usize = 1024;
-/// Sync points per block written by this version.
-pub const SYNC_POINTS: usize = 16;
+/// Sync points per block written by this version (a file of one block may have fewer).
+pub const SYNC_POINTS: usize = 32;
+/// The most sync points per block a header may name.
+const MAX_SYNC_POINTS: usize = 64;
+/// A sync point is one `u32`: position offset (low 23 bits), bits past its nominal payload
+/// bit (6), state (top 3). All ones: unused.
+const SYNC_BYTES: usize = 4;
+const OFFSET_BITS: u32 = 23;
+const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
+const UNUSED_SYNC: u32 = u32::MAX;
+/// A block covers fewer positions than this, so that every offset is below the unused
+/// mark's (a longer run is cut at the block's end, as at any block boundary).
+const MAX_BLOCK_POSITIONS: u64 = OFFSET_MASK as u64 - 1;
 /// The header before its CRC.
 const FIXED_HEADER: usize = 48;
 /// Built-in codes a file may choose from (`default_code.rs`).
@@ -43,7 +54,31 @@ fn value_of(code: u8) -> Value {
 use super::code::{next_in_cycle, state_byte, state_of, third};
 
 fn header_bytes_for(sync_points: usize) -> usize {
-    5 + 6 * (sync_points - 1)
+    5 + SYNC_BYTES * (sync_points - 1)
+}
+
+/// Where sync point `k` (1..S) of a block of `payload_bytes` aims: payload bit `k·P/S`.
+fn nominal_bit(k: usize, payload_bytes: usize, sync_points: usize) -> u64 {
+    (k * payload_bytes * 8 / sync_points) as u64
+}
+
+/// Sync point `k`'s entry for the run boundaries of a block, `(bit, position offset, state)`
+/// in order: the first boundary at or after the nominal bit (unused when there is none).
+fn sync_entry(
+    k: usize,
+    payload_bytes: usize,
+    sync_points: usize,
+    bounds: &[(u64, u64, u8)],
+) -> u32 {
+    let nominal = nominal_bit(k, payload_bytes, sync_points);
+    let at = bounds.partition_point(|b| b.0 < nominal);
+    let Some(&(bit, offset, state)) = bounds.get(at) else {
+        return UNUSED_SYNC;
+    };
+    // A boundary lies less than a code word (at most 55 bits) past any bit before it.
+    let delta = bit - nominal;
+    assert!(delta < 64 && offset <= MAX_BLOCK_POSITIONS);
+    offset as u32 | (delta as u32) << OFFSET_BITS | (state as u32) << 29
 }
 
 /// Symbol counts per context of `runs` coded as one stream, added to `freqs`.
@@ -234,15 +269,12 @@ fn code_blocks(
         let (mut cur, mut prev) = (cur0, v0);
         let mut block = vec![0u8; BLOCK_BYTES];
         block[4] = state_byte(cur, prev);
-        for k in 1..sync_points {
-            block[5 + 6 * (k - 1)..9 + 6 * (k - 1)].copy_from_slice(&u32::MAX.to_le_bytes());
-        }
         let mut w = BitWriter::default();
-        let mut next_sync = 1;
-        while i < runs.len() {
+        // Every run boundary of the block, for its sync points once its length is known.
+        let mut bounds = Vec::new();
+        while i < runs.len() && pos - start < MAX_BLOCK_POSITIONS {
             let v = value_code(runs[i].0);
-            // Offsets within a block are u32.
-            let len = (runs[i].1 - done_in_run).min(u32::MAX as u64 - (pos - start));
+            let len = (runs[i].1 - done_in_run).min(MAX_BLOCK_POSITIONS - (pos - start));
             let hit = v == prev;
             let bits = enc
                 .bits(cur as usize, hit, len)
@@ -250,22 +282,14 @@ fn code_blocks(
             if w.bits() + bits as u64 > payload_bits {
                 break;
             }
-            while next_sync < sync_points
-                && w.bits() >= next_sync as u64 * payload_bits / sync_points as u64
-            {
-                let at = 5 + 6 * (next_sync - 1);
-                block[at..at + 4].copy_from_slice(&((pos - start) as u32).to_le_bytes());
-                let packed = w.bits() as u16 | (state_byte(cur, prev) as u16) << 13;
-                block[at + 4..at + 6].copy_from_slice(&packed.to_le_bytes());
-                next_sync += 1;
-            }
+            bounds.push((w.bits(), pos - start, state_byte(cur, prev)));
             enc.put(&mut w, cur as usize, hit, len);
             prev = cur;
             cur = v;
             pos += len;
             done_in_run += len;
             if done_in_run < runs[i].1 {
-                // Cut by the offset limit: the block ends here.
+                // Cut by the block's position limit: the block ends here.
                 break;
             }
             i += 1;
@@ -275,6 +299,11 @@ fn code_blocks(
         block[head..head + payload.len()].copy_from_slice(&payload);
         if pos == count {
             block.truncate(head + payload.len());
+        }
+        let payload_bytes = block.len() - head;
+        for k in 1..sync_points {
+            let entry = sync_entry(k, payload_bytes, sync_points, &bounds);
+            block[5 + SYNC_BYTES * (k - 1)..][..SYNC_BYTES].copy_from_slice(&entry.to_le_bytes());
         }
         let crc = crc32(&block[4..]);
         block[0..4].copy_from_slice(&crc.to_le_bytes());
@@ -342,6 +371,8 @@ pub struct SliceFile {
     blocks_at: u64,
     last_len: usize,
     sync_points: usize,
+    /// The nominal bit of each sync point in a full block (`[0]`) and in the last (`[1]`).
+    sync_bits: [[u16; MAX_SYNC_POINTS]; 2],
     /// `buckets[k]`: the block holding position `k << bucket_shift`, and a last entry for
     /// the slice's end; about four buckets per block, so that most buckets lie in one block
     /// and the block index need not be read.
@@ -405,7 +436,7 @@ impl SliceFile {
         let blocks = u32_at(40) as u64;
         let sync_points = u16_at(44) as usize;
         let last_len = u16_at(46) as usize;
-        if !(1..=16).contains(&sync_points) || blocks == 0 {
+        if !(1..=MAX_SYNC_POINTS).contains(&sync_points) || blocks == 0 {
             return Err(bad(format!(
                 "bad header: {blocks} blocks, {sync_points} sync points"
             )));
@@ -441,6 +472,13 @@ impl SliceFile {
             ));
         }
         let (buckets, bucket_shift) = block_buckets(&index, count);
+        let head = header_bytes_for(sync_points);
+        let mut sync_bits = [[0u16; MAX_SYNC_POINTS]; 2];
+        for (table, len) in sync_bits.iter_mut().zip([BLOCK_BYTES, last_len]) {
+            for (k, bit) in table.iter_mut().enumerate().take(sync_points) {
+                *bit = nominal_bit(k, len - head, sync_points) as u16;
+            }
+        }
         Ok(SliceFile {
             path: path.to_path_buf(),
             slice: *slice,
@@ -450,6 +488,7 @@ impl SliceFile {
             blocks_at,
             last_len,
             sync_points,
+            sync_bits,
             buckets,
             bucket_shift,
             decoder: decoder(code),
@@ -558,32 +597,51 @@ impl SliceFile {
         let target = i - first;
         let data = &block.bytes;
         let (mut state, mut pos, mut bit) = (data[4], 0u64, 0u64);
-        for k in 1..self.sync_points {
-            let at = 5 + 6 * (k - 1);
-            let off = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as u64;
-            if off > target {
-                break;
+        // The last sync point at or before the target, found by counting (no branch per
+        // entry): offsets increase, and unused entries are above every offset.
+        let entries = &data[5..header_bytes_for(self.sync_points)];
+        let offset = |e: &[u8]| (u32::from_le_bytes(e.try_into().unwrap()) & OFFSET_MASK) as u64;
+        let k: usize = entries
+            .chunks_exact(SYNC_BYTES)
+            .map(|e| (offset(e) <= target) as usize)
+            .sum();
+        if k > 0 {
+            let e = u32::from_le_bytes(entries[SYNC_BYTES * (k - 1)..][..4].try_into().unwrap());
+            pos = (e & OFFSET_MASK) as u64;
+            if pos > target {
+                return Err(self.corrupt(b));
             }
-            let packed = u16::from_le_bytes([data[at + 4], data[at + 5]]);
-            (pos, bit, state) = (off, (packed & 0x1FFF) as u64, (packed >> 13) as u8);
+            let last = (b + 1 == self.index.len()) as usize;
+            bit = self.sync_bits[last][k] as u64 + ((e >> OFFSET_BITS) & 63) as u64;
+            state = (e >> 29) as u8;
         }
         // Checks the state read from the block; every later state comes from the tables.
         let mut c = self.start(b, state, bit)?;
         loop {
             // Skip whole groups of short runs that end before the target. The state stays a
-            // byte here (a table index), so each step is one window and one table load.
-            while c.bit < c.limit {
+            // byte here (a table index), and the bits stay in a register: each step is a
+            // shift and one table load.
+            'skip: while c.bit < c.limit {
                 let byte = c.head + (c.bit / 8) as usize;
-                let window =
+                let mut window =
                     u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
-                let e = self.decoder.skip(state, window);
-                let len = (e >> 11) as u64;
-                if e & 15 == 0 || pos + len > target {
-                    break;
+                let mut valid = 64 - (c.bit % 8) as u32;
+                while valid >= SKIP_PEEK {
+                    let e = self.decoder.skip(state, window);
+                    let len = (e >> 11) as u64;
+                    if e & 15 == 0 || pos + len > target {
+                        break 'skip;
+                    }
+                    let bits = (e >> 4) & 15;
+                    pos += len;
+                    c.bit += bits as u64;
+                    window <<= bits;
+                    valid -= bits;
+                    state = ((e >> 8) & 7) as u8;
+                    if c.bit >= c.limit {
+                        break 'skip;
+                    }
                 }
-                pos += len;
-                c.bit += ((e >> 4) & 15) as u64;
-                state = ((e >> 8) & 7) as u8;
             }
             // One run at a time: a long one, or the one holding the target.
             (c.cur, c.prev) = state_of(state).expect("a state start() checked or a table made");
@@ -634,6 +692,51 @@ impl SliceFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_run_decodes_through_sync_points_and_cut_long_runs() {
+        // Short runs, one run longer than two blocks may cover, short runs again.
+        let slice = crate::slice::Material::all_with_pieces(6)
+            .iter()
+            .flat_map(|m| m.slices())
+            .max_by_key(|s| s.count())
+            .unwrap();
+        let count = slice.count();
+        assert!(count > 2 * MAX_BLOCK_POSITIONS + 1_000_000, "{count}");
+        let mut rng = crate::rng::XorShift::new(0x5EED);
+        let values = [Value::Win, Value::Loss, Value::Draw];
+        let (mut runs, mut total, mut v) = (Vec::new(), 0, 0);
+        while total < count {
+            let len = match runs.len() {
+                1000 => count - total - 300_000,
+                _ => {
+                    let most = if rng.below(4) == 0 { 2000 } else { 40 };
+                    1 + rng.below(most)
+                }
+            }
+            .min(count - total);
+            v = (v + 1 + rng.below(2) as usize) % 3;
+            runs.push(ValueRun::new(values[v], len, 0));
+            total += len;
+        }
+        assert!(runs[1000].len > 2 * MAX_BLOCK_POSITIONS);
+        let path = crate::files::test_dir("format-sync").join("s.ndb");
+        write_slice(&path, &slice, count, &runs).unwrap();
+        let f = SliceFile::open(&path, &slice).unwrap();
+        assert_eq!(f.sync_points, SYNC_POINTS);
+        let mut first = 0;
+        for r in &runs {
+            for i in [first, first + r.len / 2, first + r.len - 1] {
+                let b = f.block_of(i);
+                let block = f.read_block(b).unwrap();
+                let (got, from, to) = f.run_in_block(&block, b, i).unwrap();
+                assert_eq!(got, r.value, "position {i}");
+                assert!(from <= i && i < to && from >= first && to <= first + r.len);
+                assert!(to - from < MAX_BLOCK_POSITIONS + 1);
+            }
+            first += r.len;
+        }
+    }
 
     #[test]
     fn bucket_lookup_finds_the_block_of_every_position() {

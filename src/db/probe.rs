@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// The first line of `db/VERSION`.
-pub const VERSION_LINE: &str = "nowdb-db 2";
+pub const VERSION_LINE: &str = "nowdb-db 3";
 const _: () = assert!(
-    super::format::VERSION == 2,
+    super::format::VERSION == 3,
     "VERSION_LINE names the format version"
 );
 
