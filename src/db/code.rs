@@ -402,7 +402,8 @@ impl Table {
 
     #[cold]
     fn slow(&self, window: u64) -> Option<(u16, u32)> {
-        for l in 1..=MAX_CODE_LEN as usize {
+        // Every word of up to PEEK bits is in the fast table.
+        for l in PEEK as usize + 1..=MAX_CODE_LEN as usize {
             let n = self.count[l] as u32;
             if n == 0 {
                 continue;

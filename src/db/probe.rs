@@ -3,7 +3,7 @@
 
 use super::cache::{BlockCache, SlotHint};
 use super::format::{Block, SliceFile};
-use super::removed::threat_is_removed;
+use super::removed::removed_threat_children;
 use crate::board::{MoveList, generate_moves, has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
@@ -265,24 +265,28 @@ impl Database {
     }
 
     fn value(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
+        if has_capture(pos) {
+            return self.capture_value(pos, cache);
+        }
+        self.quiet_value(pos, cache)
+    }
+
+    /// The value of a position whose side to move has no capture.
+    fn quiet_value(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
         if pos.black == 0 {
             return Ok(Value::Loss);
         }
         if pos.white == 0 {
             return Ok(Value::Win);
         }
-        if has_capture(pos) {
-            return self.capture_value(pos, cache);
-        }
         // Most positions are stored: answer them without building a move list.
         if !has_capture(&pos.reversed()) {
             return self.stored(pos, cache);
         }
         let mut moves = MoveList::new();
-        if threat_is_removed(pos, &mut moves) {
-            self.best_move(pos, &moves, cache)
-        } else {
-            self.stored(pos, cache)
+        match removed_threat_children(pos, &mut moves) {
+            Some(captures) => self.best_move(pos, &moves, captures, cache),
+            None => self.stored(pos, cache),
         }
     }
 
@@ -297,7 +301,12 @@ impl Database {
         }
         let mut moves = MoveList::new();
         generate_moves(pos, &mut moves);
-        let v = self.best_move(pos, &moves, cache.as_deref_mut())?;
+        let captures = moves
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| has_capture(&pos.successor(m)))
+            .fold(0u128, |mask, (k, _)| mask | 1 << k);
+        let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
         if let Some(c) = cache {
             if c.map.len() >= c.limit {
                 c.map.clear();
@@ -329,22 +338,29 @@ impl Database {
         Ok(v)
     }
 
-    /// The best value over `moves`. Successors without a capture (one decode each) come
+    /// The best value over `moves`, where bit `k` of `captures` says whether the opponent
+    /// must capture after move `k`. Successors without a capture (one decode each) come
     /// first: a winning one among them saves the capture searches of the others.
     fn best_move(
         &self,
         pos: &Position,
         moves: &MoveList,
+        captures: u128,
         mut cache: Option<&mut CaptureCache>,
     ) -> Result<Value> {
         let mut best = Value::Loss;
-        for quiet_first in [true, false] {
-            for m in moves {
-                let child = pos.successor(m);
-                if has_capture(&child) == quiet_first {
+        for capturing in [false, true] {
+            for (k, m) in moves.iter().enumerate() {
+                if (captures >> k & 1 != 0) != capturing {
                     continue;
                 }
-                match self.value(&child, cache.as_deref_mut())? {
+                let child = pos.successor(m);
+                let v = if capturing {
+                    self.capture_value(&child, cache.as_deref_mut())?
+                } else {
+                    self.quiet_value(&child, cache.as_deref_mut())?
+                };
+                match v {
                     Value::Loss => return Ok(Value::Win),
                     Value::Draw => best = Value::Draw,
                     _ => {}

@@ -34,15 +34,27 @@ pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
 /// `moves`.
 #[inline]
 pub fn threat_is_removed(pos: &Position, moves: &mut MoveList) -> bool {
+    removed_threat_children(pos, moves).is_some()
+}
+
+/// [`threat_is_removed`] for the probe's search: `Some` bit mask of the moves after which
+/// the opponent must capture (bit `k` for move `k`) when the value is removed, else `None`.
+/// The other moves lead to stored positions.
+#[inline]
+pub fn removed_threat_children(pos: &Position, moves: &mut MoveList) -> Option<u128> {
     generate_moves(pos, moves);
-    // A child (the opponent to move) that is itself such a threat would make the derivation
-    // recursive within one material: keep this position's value instead.
-    let child_is_threat = |m: &crate::Move| {
-        let child = pos.successor(m);
-        // `pos.play(m)` is the child seen from the mover: can the mover capture there?
-        !has_capture(&child) && has_capture(&pos.play(m))
-    };
-    !moves.iter().any(child_is_threat)
+    let mut captures = 0u128;
+    for (k, m) in moves.iter().enumerate() {
+        if has_capture(&pos.successor(m)) {
+            captures |= 1 << k;
+        } else if has_capture(&pos.play(m)) {
+            // The child (the opponent to move) is itself such a threat: the derivation would
+            // be recursive within one material, so this position's value is kept.
+            // (`pos.play(m)` is the child seen from the mover: can the mover capture there?)
+            return None;
+        }
+    }
+    Some(captures)
 }
 
 /// A run of one value: `len` positions, removed ones continuing the run they interrupt,
