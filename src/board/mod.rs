@@ -12,7 +12,9 @@ mod movegen;
 pub mod perft;
 mod unmove;
 
-pub use movegen::{Move, MoveList, generate_move_paths, generate_moves, has_capture};
+pub use movegen::{
+    Move, MoveList, generate_move_paths, generate_moves, has_capture, white_has_capture,
+};
 pub use unmove::for_each_unmove;
 
 use std::fmt;

@@ -167,6 +167,16 @@ pub fn has_capture(pos: &Position) -> bool {
     capturers(pos) != 0
 }
 
+/// Whether White would have a capture if it were its turn: `has_capture(&pos.reversed())`
+/// without reversing the board (three bit reversals, the dearer part of a probe's tests).
+#[inline]
+pub fn white_has_capture(pos: &Position) -> bool {
+    let empty = pos.empty();
+    // White men move down the board (directions 2 and 3); kings every way.
+    let jumps = |dir: usize| step(step(empty, 3 - dir) & pos.black, 3 - dir);
+    ((jumps(2) | jumps(3)) & pos.white | (jumps(0) | jumps(1)) & pos.white_kings()) != 0
+}
+
 /// Generates every legal move for Black into `list` (cleared first). Capture sequences that
 /// end on the same square having taken the same pieces lead to the same position and are
 /// listed once.
@@ -299,6 +309,27 @@ fn extend_capture<const MERGE: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn white_captures_are_blacks_on_the_reversed_board() {
+        let mut rng = crate::rng::XorShift::new(0xC0FFEE);
+        let mut seen = [0; 2];
+        for _ in 0..200_000 {
+            // Sparse random boards, so that both answers occur often.
+            let black = (rng.next() & rng.next()) as u32;
+            let white = (rng.next() & rng.next()) as u32 & !black;
+            let kings = rng.next() as u32 & (black | white);
+            let pos = Position {
+                black,
+                white,
+                kings,
+            };
+            let want = has_capture(&pos.reversed());
+            assert_eq!(white_has_capture(&pos), want, "{pos:?}");
+            seen[want as usize] += 1;
+        }
+        assert!(seen[0] > 10_000 && seen[1] > 10_000, "{seen:?}");
+    }
 
     #[test]
     fn opening_has_seven_moves() {

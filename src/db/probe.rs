@@ -4,7 +4,7 @@
 use super::cache::{BlockCache, SlotHint};
 use super::format::{Block, SliceFile};
 use super::removed::removed_threat_children;
-use crate::board::{MoveList, generate_moves, has_capture};
+use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
 use crate::slice::Slice;
@@ -280,7 +280,7 @@ impl Database {
             return Ok(Value::Win);
         }
         // Most positions are stored: answer them without building a move list.
-        if !has_capture(&pos.reversed()) {
+        if !white_has_capture(pos) {
             return self.stored(pos, cache);
         }
         let mut moves = MoveList::new();
@@ -304,7 +304,7 @@ impl Database {
         let captures = moves
             .iter()
             .enumerate()
-            .filter(|(_, m)| has_capture(&pos.successor(m)))
+            .filter(|(_, m)| white_has_capture(&pos.play(m)))
             .fold(0u128, |mask, (k, _)| mask | 1 << k);
         let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
         if let Some(c) = cache {

@@ -2,7 +2,7 @@
 //! refilled runs of values the `build` phase codes.
 
 use crate::Position;
-use crate::board::{MoveList, generate_moves, has_capture};
+use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::index::SliceIndex;
 use crate::solve::Value;
 
@@ -22,7 +22,7 @@ pub enum Kind {
 pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
     if has_capture(pos) {
         Kind::Capture
-    } else if has_capture(&pos.reversed()) && threat_is_removed(pos, moves) {
+    } else if white_has_capture(pos) && threat_is_removed(pos, moves) {
         Kind::Threat
     } else {
         Kind::Stored
@@ -45,12 +45,14 @@ pub fn removed_threat_children(pos: &Position, moves: &mut MoveList) -> Option<u
     generate_moves(pos, moves);
     let mut captures = 0u128;
     for (k, m) in moves.iter().enumerate() {
-        if has_capture(&pos.successor(m)) {
+        // The child seen from the mover (White to move in it).
+        let child = pos.play(m);
+        if white_has_capture(&child) {
             captures |= 1 << k;
-        } else if has_capture(&pos.play(m)) {
-            // The child (the opponent to move) is itself such a threat: the derivation would
-            // be recursive within one material, so this position's value is kept.
-            // (`pos.play(m)` is the child seen from the mover: can the mover capture there?)
+        } else if has_capture(&child) {
+            // The child is itself such a threat (the mover could capture there): the
+            // derivation would be recursive within one material, so this position's value
+            // is kept.
             return None;
         }
     }
