@@ -36,6 +36,25 @@ pub fn state_byte(cur: u8, prev: u8) -> u8 {
     2 * cur + u8::from(prev != next_in_cycle(cur))
 }
 
+/// `AFTER[state][hit]`: the state after a run that was a hit (1) or a miss (0) from
+/// `state`; the run's value is the new state's `cur`, its number halved. Decoding keeps the
+/// state as this number and never splits it.
+pub const AFTER: [[u8; 2]; 6] = {
+    let mut table = [[0u8; 2]; 6];
+    let mut s = 0;
+    while s < 6 {
+        let cur = s as u8 / 2;
+        let next = (cur + 1) % 3;
+        let prev = if s % 2 == 0 { next } else { 3 - cur - next };
+        // A hit repeats `prev`, a miss is the third value; the old `cur` becomes `prev`.
+        let (hit, miss) = (prev, 3 - cur - prev);
+        table[s][1] = 2 * hit + (cur != (hit + 1) % 3) as u8;
+        table[s][0] = 2 * miss + (cur != (miss + 1) % 3) as u8;
+        s += 1;
+    }
+    table
+};
+
 /// The state `(cur, prev)` of a state number, or `None` past 5.
 #[inline]
 pub fn state_of(byte: u8) -> Option<(u8, u8)> {
@@ -336,20 +355,26 @@ fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << SKIP_PEEK]> {
                 let e = tables[cur as usize].fast[(bits << (PEEK - r)) as usize];
                 let (l, extra) = (e & 15, (e >> 5) & 63);
                 let idx = ((state as u32) << r | bits) as usize;
-                if e == 0 || extra != 0 || l > r {
+                if e == 0 || l + extra > r {
                     row[idx] = (state as u32) << 8;
                     continue;
                 }
+                // The run's code word and extra bits, then the runs in the bits after them.
+                let rest = r - l - extra;
+                let len = if extra == 0 {
+                    e >> 11
+                } else {
+                    EXACT as u32 + (1 << extra) + ((bits >> rest) & ((1 << extra) - 1))
+                };
                 let v = if e & 16 != 0 { prev } else { third(cur, prev) };
                 let next = state_byte(v, cur) as u32;
-                let rest = r - l;
                 let sub = memo[rest as usize][(next << rest | (bits & ((1 << rest) - 1))) as usize];
                 row[idx] = if sub & 15 == 15 {
-                    1 | (l << 4) | (next << 8) | ((e >> 11) << 11)
+                    1 | ((l + extra) << 4) | (next << 8) | (len << 11)
                 } else {
                     let runs = (sub & 15) + 1;
-                    let used = ((sub >> 4) & 15) + l;
-                    let total = (sub >> 11) + (e >> 11);
+                    let used = ((sub >> 4) & 15) + l + extra;
+                    let total = (sub >> 11) + len;
                     runs | (used << 4) | (sub & 0x700) | (total << 11)
                 };
             }
@@ -421,6 +446,20 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_table_follows_the_prediction() {
+        for s in 0..6u8 {
+            let (cur, prev) = state_of(s).unwrap();
+            assert_eq!(AFTER[s as usize][1], state_byte(prev, cur), "hit from {s}");
+            assert_eq!(
+                AFTER[s as usize][0],
+                state_byte(third(cur, prev), cur),
+                "miss from {s}"
+            );
+        }
+        assert_eq!(state_of(6), None);
+    }
 
     #[test]
     fn symbols_round_trip_every_length_class() {

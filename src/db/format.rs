@@ -51,7 +51,7 @@ fn value_of(code: u8) -> Value {
     Value::from_bits(code + 1)
 }
 
-use super::code::{next_in_cycle, state_byte, state_of, third};
+use super::code::{AFTER, next_in_cycle, state_byte, state_of};
 
 fn header_bytes_for(sync_points: usize) -> usize {
     5 + SYNC_BYTES * (sync_points - 1)
@@ -353,8 +353,8 @@ fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
 /// Where decoding stands inside a block: the next run's bit and the prediction state.
 struct Cursor {
     bit: u64,
-    cur: u8,
-    prev: u8,
+    /// The prediction state (0..6), checked when read from the block.
+    state: u8,
     /// Where the payload starts in the block, and its length in bits.
     head: usize,
     limit: u64,
@@ -554,18 +554,13 @@ impl SliceFile {
         let byte = c.head + (c.bit / 8) as usize;
         let window =
             u64::from_be_bytes(block.bytes[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
-        let Some(run) = self.decoder.run(c.cur as usize, window) else {
+        // The context is the last run's value, the state's `cur`.
+        let Some(run) = self.decoder.run((c.state >> 1) as usize, window) else {
             return Err(self.corrupt(b));
         };
-        let v = if run.hit {
-            c.prev
-        } else {
-            third(c.cur, c.prev)
-        };
-        c.prev = c.cur;
-        c.cur = v;
+        c.state = AFTER[c.state as usize][run.hit as usize];
         c.bit += run.bits as u64;
-        Ok((v, run.len))
+        Ok((c.state >> 1, run.len))
     }
 
     #[cold]
@@ -577,13 +572,14 @@ impl SliceFile {
     }
 
     fn start(&self, b: usize, state: u8, bit: u64) -> Result<Cursor> {
-        let (cur, prev) = state_of(state).ok_or_else(|| self.corrupt(b))?;
+        if state_of(state).is_none() {
+            return Err(self.corrupt(b));
+        }
         let head = header_bytes_for(self.sync_points);
         let limit = ((self.block_len(b) - head) * 8) as u64;
         Ok(Cursor {
             bit,
-            cur,
-            prev,
+            state,
             head,
             limit,
         })
@@ -627,7 +623,7 @@ impl SliceFile {
                     u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap()) << (c.bit % 8);
                 let mut valid = 64 - (c.bit % 8) as u32;
                 while valid >= SKIP_PEEK {
-                    let e = self.decoder.skip(state, window);
+                    let e = self.decoder.skip(c.state, window);
                     let len = (e >> 11) as u64;
                     if e & 15 == 0 || pos + len > target {
                         break 'skip;
@@ -637,21 +633,19 @@ impl SliceFile {
                     c.bit += bits as u64;
                     window <<= bits;
                     valid -= bits;
-                    state = ((e >> 8) & 7) as u8;
+                    c.state = ((e >> 8) & 7) as u8;
                     if c.bit >= c.limit {
                         break 'skip;
                     }
                 }
             }
             // One run at a time: a long one, or the one holding the target.
-            (c.cur, c.prev) = state_of(state).expect("a state start() checked or a table made");
             let (v, len) = self.next_run(block, b, &mut c)?;
             if pos + len > target {
                 let end = self.index.get(b + 1).copied().unwrap_or(self.count);
                 return Ok((value_of(v), first + pos, (first + pos + len).min(end)));
             }
             pos += len;
-            state = state_byte(c.cur, c.prev);
         }
     }
 
