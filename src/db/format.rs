@@ -730,6 +730,7 @@ mod tests {
             }
             first += r.len;
         }
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 
     #[test]
