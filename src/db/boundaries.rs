@@ -4,7 +4,7 @@
 //! choice; this module moves each boundary to where the two runs' code words are shortest
 //! under the code being written, which shortens the 3v3 slices by about 6 %.
 
-use super::code::{CONTEXTS, EXACT, SYMBOLS, symbol_of};
+use super::code::{CONTEXTS, SYMBOLS, class_start, symbol_of};
 use super::format::value_code;
 use super::removed::ValueRun;
 use crate::solve::Value;
@@ -52,10 +52,10 @@ pub fn place_boundaries(runs: &[ValueRun], code: &[[u8; SYMBOLS]; CONTEXTS]) -> 
         } else {
             (0..SCAN / 2).for_each(&mut consider);
             (tail - SCAN / 2..tail).for_each(&mut consider);
-            // A length class starts at EXACT + 2^j; every length of a class costs the same
+            // A length class starts at class_start(j); every length of a class costs the same
             // (one symbol, j extra bits), so its first length is the one to try.
             for j in 0..40 {
-                let start = EXACT + (1u64 << j);
+                let start = class_start(j);
                 if start > left && start - left <= tail {
                     consider(start - left);
                 }

@@ -11,6 +11,12 @@ pub const MAX_CODE_LEN: u32 = 15;
 /// Runs up to this length have a symbol of their own; longer ones share one per class of
 /// lengths `EXACT + 2^j ..`.
 pub(super) const EXACT: u64 = 64;
+
+/// The first length of class `j` (coded with `j` extra bits).
+#[inline]
+pub(super) const fn class_start(j: u32) -> u64 {
+    EXACT + (1u64 << j)
+}
 const PER_HIT: u16 = 105;
 /// Bits looked up at once when decoding; longer codes take the canonical walk.
 const PEEK: u32 = 12;
@@ -20,20 +26,20 @@ pub const SKIP_PEEK: u32 = 10;
 
 /// The cycle win -> loss -> draw -> win, on value codes 0..3.
 #[inline]
-pub fn next_in_cycle(c: u8) -> u8 {
+pub const fn next_in_cycle(c: u8) -> u8 {
     (c + 1) % 3
 }
 
 /// The third value code.
 #[inline]
-pub fn third(a: u8, b: u8) -> u8 {
+pub const fn third(a: u8, b: u8) -> u8 {
     3 - a - b
 }
 
 /// The prediction state `(cur, prev)` (different value codes) as 0..6.
 #[inline]
-pub fn state_byte(cur: u8, prev: u8) -> u8 {
-    2 * cur + u8::from(prev != next_in_cycle(cur))
+pub const fn state_byte(cur: u8, prev: u8) -> u8 {
+    2 * cur + (prev != next_in_cycle(cur)) as u8
 }
 
 /// `AFTER[state][hit]`: the state after a run that was a hit (1) or a miss (0) from
@@ -43,13 +49,12 @@ pub const AFTER: [[u8; 2]; 6] = {
     let mut table = [[0u8; 2]; 6];
     let mut s = 0;
     while s < 6 {
-        let cur = s as u8 / 2;
-        let next = (cur + 1) % 3;
-        let prev = if s % 2 == 0 { next } else { 3 - cur - next };
+        let Some((cur, prev)) = state_of(s as u8) else {
+            unreachable!()
+        };
         // A hit repeats `prev`, a miss is the third value; the old `cur` becomes `prev`.
-        let (hit, miss) = (prev, 3 - cur - prev);
-        table[s][1] = 2 * hit + (cur != (hit + 1) % 3) as u8;
-        table[s][0] = 2 * miss + (cur != (miss + 1) % 3) as u8;
+        table[s][1] = state_byte(prev, cur);
+        table[s][0] = state_byte(third(cur, prev), cur);
         s += 1;
     }
     table
@@ -57,7 +62,7 @@ pub const AFTER: [[u8; 2]; 6] = {
 
 /// The state `(cur, prev)` of a state number, or `None` past 5.
 #[inline]
-pub fn state_of(byte: u8) -> Option<(u8, u8)> {
+pub const fn state_of(byte: u8) -> Option<(u8, u8)> {
     let cur = byte / 2;
     if cur > 2 {
         return None;
@@ -93,7 +98,7 @@ fn meaning(sym: u16) -> (bool, u32, u64) {
         (hit, 0, c + 1)
     } else {
         let j = (c - EXACT) as u32;
-        (hit, j, EXACT + (1u64 << j))
+        (hit, j, class_start(j))
     }
 }
 
@@ -321,7 +326,7 @@ impl Decoder {
             let base = if extra == 0 {
                 (e >> 11) as u64
             } else {
-                EXACT + (1u64 << extra)
+                class_start(extra)
             };
             (e & 16 != 0, extra, base, e & 15)
         } else {
@@ -364,7 +369,7 @@ fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << SKIP_PEEK]> {
                 let len = if extra == 0 {
                     e >> 11
                 } else {
-                    EXACT as u32 + (1 << extra) + ((bits >> rest) & ((1 << extra) - 1))
+                    class_start(extra) as u32 + ((bits >> rest) & ((1 << extra) - 1))
                 };
                 let v = if e & 16 != 0 { prev } else { third(cur, prev) };
                 let next = state_byte(v, cur) as u32;

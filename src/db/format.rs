@@ -24,6 +24,8 @@ const MAX_SYNC_POINTS: usize = 64;
 const SYNC_BYTES: usize = 4;
 const OFFSET_BITS: u32 = 23;
 const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
+const DELTA_BITS: u32 = 6;
+const STATE_SHIFT: u32 = OFFSET_BITS + DELTA_BITS;
 const UNUSED_SYNC: u32 = u32::MAX;
 /// A block covers fewer positions than this, so that every offset is below the unused
 /// mark's (a longer run is cut at the block's end, as at any block boundary).
@@ -77,8 +79,8 @@ fn sync_entry(
     };
     // A boundary lies less than a code word (at most 55 bits) past any bit before it.
     let delta = bit - nominal;
-    assert!(delta < 64 && offset <= MAX_BLOCK_POSITIONS);
-    offset as u32 | (delta as u32) << OFFSET_BITS | (state as u32) << 29
+    assert!(delta < 1 << DELTA_BITS && offset <= MAX_BLOCK_POSITIONS);
+    offset as u32 | (delta as u32) << OFFSET_BITS | (state as u32) << STATE_SHIFT
 }
 
 /// Symbol counts per context of `runs` coded as one stream, added to `freqs`.
@@ -602,14 +604,19 @@ impl SliceFile {
             .map(|e| (offset(e) <= target) as usize)
             .sum();
         if k > 0 {
-            let e = u32::from_le_bytes(entries[SYNC_BYTES * (k - 1)..][..4].try_into().unwrap());
+            let e = u32::from_le_bytes(
+                entries[SYNC_BYTES * (k - 1)..][..SYNC_BYTES]
+                    .try_into()
+                    .unwrap(),
+            );
             pos = (e & OFFSET_MASK) as u64;
             if pos > target {
                 return Err(self.corrupt(b));
             }
             let last = (b + 1 == self.index.len()) as usize;
-            bit = self.sync_bits[last][k] as u64 + ((e >> OFFSET_BITS) & 63) as u64;
-            state = (e >> 29) as u8;
+            let delta = (e >> OFFSET_BITS) & ((1 << DELTA_BITS) - 1);
+            bit = self.sync_bits[last][k] as u64 + delta as u64;
+            state = (e >> STATE_SHIFT) as u8;
         }
         // Checks the state read from the block; every later state comes from the tables.
         let mut c = self.start(b, state, bit)?;
