@@ -58,8 +58,14 @@ impl Group {
 }
 
 /// Random positions of `pieces` pieces without a capture for the side to move, `n` of
-/// them, and the stored ones among them.
-fn sample_positions(slices: &[Slice], pieces: u32, n: usize) -> (Vec<Position>, Vec<Position>) {
+/// them, and the ones among them whose value is stored (threats are, in slices that keep
+/// them).
+fn sample_positions(
+    db: &Database,
+    slices: &[Slice],
+    pieces: u32,
+    n: usize,
+) -> (Vec<Position>, Vec<Position>) {
     let big: Vec<SliceIndex> = slices
         .iter()
         .filter(|s| s.pieces() == pieces)
@@ -83,13 +89,14 @@ fn sample_positions(slices: &[Slice], pieces: u32, n: usize) -> (Vec<Position>, 
             })
             .unwrap();
         let p = ix.position_unchecked(at);
-        match classify(&p, &mut moves) {
-            Kind::Capture => continue,
-            Kind::Threat => quiet.push(p),
-            Kind::Stored => {
-                quiet.push(p);
-                stored.push(p);
-            }
+        let kind = classify(&p, &mut moves);
+        if kind == Kind::Capture {
+            continue;
+        }
+        quiet.push(p);
+        let removal = db.slice(&Slice::of(&p)).unwrap().file.removal;
+        if !removal.removes(kind) {
+            stored.push(p);
         }
     }
     (quiet, stored)
@@ -130,8 +137,8 @@ fn warm_database(args: &[String], n: usize) -> (Database, u32, Vec<Position>, Ve
     let dir = Site::new(root).db_dir();
     let slices = list_slices(&dir).unwrap();
     let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
-    let (quiet, stored) = sample_positions(&slices, pieces, n);
     let db = Database::open(&dir, 1 << 30).unwrap();
+    let (quiet, stored) = sample_positions(&db, &slices, pieces, n);
     probe_all(&db, &quiet);
     (db, pieces, quiet, stored)
 }
@@ -142,7 +149,7 @@ fn split_name(s: &Slice) -> String {
 }
 
 /// `--train-code K`: the symbol counts of every solved slice's refilled runs, grouped into
-/// K codes ([`nowdb::db::format::train_codes`]), printed as the `default_code.rs` table.
+/// K codes ([`nowdb::db::write::train_codes`]), printed as the `default_code.rs` table.
 fn train_code(site: &Site, k: usize) {
     use nowdb::db::code::{CONTEXTS, SYMBOLS};
     let slices = site.solved_slices().unwrap();
@@ -156,16 +163,21 @@ fn train_code(site: &Site, k: usize) {
                 {
                     let solved = nowdb::solve::solved::SolvedSlice::load(site, *s).unwrap();
                     let ix = SliceIndex::new(*s);
-                    let (runs, _) =
+                    let rules =
                         nowdb::db::removed::range_runs(&ix, 0, ix.count(), |i| solved.get(i));
+                    // The runs of the rule the built file chose (threats removed when there
+                    // is none yet).
+                    let stored = SliceFile::open(&slice_path(&site.db_dir(), s), s)
+                        .is_ok_and(|f| f.removal == nowdb::db::removed::Removal::Captures);
+                    let runs = match rules.threats_stored {
+                        Some(r) if stored => r,
+                        _ => rules.threats_removed,
+                    };
                     // Trained on the simple boundaries: where the build places them depends
                     // on the code.
-                    let runs: Vec<_> = nowdb::db::removed::join_runs([runs])
-                        .iter()
-                        .map(|r| (r.value, r.len))
-                        .collect();
+                    let runs: Vec<_> = runs.into_runs().iter().map(|r| (r.value, r.len)).collect();
                     let mut freqs = [[0u64; SYMBOLS]; CONTEXTS];
-                    nowdb::db::format::count_symbols(&runs, &mut freqs);
+                    nowdb::db::write::count_symbols(&runs, &mut freqs);
                     files.lock().unwrap().push((*s, freqs));
                 }
             });
@@ -175,11 +187,11 @@ fn train_code(site: &Site, k: usize) {
     let mut files = files.into_inner().unwrap();
     files.sort_by_key(|f| f.0);
     let freqs: Vec<_> = files.iter().map(|f| f.1).collect();
-    let codes = nowdb::db::format::train_codes(&freqs, k);
+    let codes = nowdb::db::write::train_codes(&freqs, k);
     let bits = |code: &[[u8; SYMBOLS]; CONTEXTS]| {
         freqs
             .iter()
-            .map(|f| nowdb::db::format::code_word_bits(f, code))
+            .map(|f| nowdb::db::write::code_word_bits(f, code))
             .collect::<Vec<_>>()
     };
     let per_code: Vec<Vec<u64>> = codes.iter().map(bits).collect();
@@ -188,7 +200,7 @@ fn train_code(site: &Site, k: usize) {
         .sum();
     let own: u64 = freqs
         .iter()
-        .map(|f| nowdb::db::format::code_word_bits(f, &nowdb::db::format::code_for_counts(f)))
+        .map(|f| nowdb::db::write::code_word_bits(f, &nowdb::db::write::code_for_counts(f)))
         .sum();
     eprintln!(
         "{k} codes: {} bytes of code words, {:+.2}% against a code per slice",
@@ -219,9 +231,13 @@ fn main() {
         // After the warming pass over `quiet` (so no block is read from disk): callgrind's
         // inclusive counts of these two functions, divided by the counts printed, are the
         // instructions per stored and per threat probe.
+        // The positions searched: threats whose slices do not store them.
         let threats: Vec<Position> = quiet
             .iter()
-            .filter(|p| matches!(classify(p, &mut MoveList::new()), Kind::Threat))
+            .filter(|p| {
+                let removal = db.slice(&Slice::of(p)).unwrap().file.removal;
+                removal.removes(classify(p, &mut MoveList::new()))
+            })
             .copied()
             .collect();
         probe_stored_positions(&db, &stored);
@@ -267,9 +283,11 @@ fn main() {
 
     // Positions per byte, and the 2003 scheme on the same refilled runs.
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut threats_stored = 0;
     for s in &slices {
         let path = slice_path(&dir, s);
         let f = SliceFile::open(&path, s).unwrap();
+        threats_stored += (f.removal == nowdb::db::removed::Removal::Captures) as usize;
         let mut runs: Vec<(Value, u64)> = Vec::new();
         f.for_each_run(0, f.count, |_, len, v| {
             match runs.last_mut() {
@@ -291,6 +309,10 @@ fn main() {
             g.add_runs(&runs);
         }
     }
+    println!(
+        "slices storing their threat values: {threats_stored} of {}",
+        slices.len()
+    );
     println!("group\tpositions\tbytes\tpositions/byte\t2003 scheme positions/byte");
     for (name, g) in &groups {
         if !(name.contains("pieces")
@@ -310,13 +332,13 @@ fn main() {
 
     // Probe rates on random non-capture positions of the largest piece count.
     let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
-    let (quiet, stored) = sample_positions(&slices, pieces, 1_000_000);
+    let cold = Database::open(&dir, 1 << 30).unwrap();
+    let (quiet, stored) = sample_positions(&cold, &slices, pieces, 1_000_000);
     let rate = |db: &Database, ps: &[Position]| {
         let t = Instant::now();
         probe_all(db, ps);
         ps.len() as f64 / t.elapsed().as_secs_f64()
     };
-    let cold = Database::open(&dir, 1 << 30).unwrap();
     let r = rate(&cold, &stored[..100_000]);
     println!(
         "cold cache, {pieces}-piece stored positions: {:.3} blocks read per probe ({:.0} probes/s)",
@@ -326,7 +348,7 @@ fn main() {
     let warm = Database::open(&dir, 1 << 30).unwrap();
     rate(&warm, &quiet);
     println!(
-        "warm cache (1 thread), {pieces}-piece non-capture positions ({:.0}% threats, searched): {:.2} M probes/s",
+        "warm cache (1 thread), {pieces}-piece non-capture positions ({:.1}% threats searched): {:.2} M probes/s",
         100.0 * (quiet.len() - stored.len()) as f64 / quiet.len() as f64,
         rate(&warm, &quiet) / 1e6
     );

@@ -152,4 +152,26 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
     let total: u64 = slices.iter().map(|s| s.count()).sum();
     assert_eq!(report.positions, total);
     assert_eq!(total, 145_859_644);
+
+    // Both removal rules occur, so the positions checked include threats whose values are
+    // stored (decoded, not searched) as well as searched ones.
+    use nowdb::db::removed::{Kind, Removal, classify};
+    let mut moves = nowdb::MoveList::new();
+    let (mut by_rule, mut stored_threats) = ([0usize; 2], 0usize);
+    for s in &slices {
+        let path = nowdb::db::probe::slice_path(&b.site.db_dir(), s);
+        let removal = nowdb::db::format::SliceFile::open(&path, s)
+            .unwrap()
+            .removal;
+        by_rule[(removal == Removal::Captures) as usize] += 1;
+        if removal == Removal::Captures {
+            let ix = SliceIndex::new(*s);
+            stored_threats += (0..ix.count())
+                .step_by(31)
+                .filter(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Threat)
+                .count();
+        }
+    }
+    assert!(by_rule[0] > 0 && by_rule[1] > 0, "{by_rule:?}");
+    assert!(stored_threats > 1000, "{stored_threats}");
 }

@@ -7,9 +7,10 @@
 //! against its successors read from the compressed database only.
 
 use super::crc32::crc32;
-use super::format::{is_current, write_slice};
+use super::format::is_current;
 use super::probe::{Database, DbLookup, VERSION_LINE, slice_path};
-use super::removed::{Kind, RangeRuns, ValueRun, classify, join_runs, range_runs};
+use super::removed::{RangeRuns, RuleRuns, ValueRun, classify, range_runs};
+use super::write::write_best_slice;
 use crate::board::MoveList;
 use crate::notation::position_fen;
 use crate::slice::Slice;
@@ -21,7 +22,10 @@ use crate::solve_err;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const PART_MAGIC: &[u8; 8] = b"NOWDBPT2";
+const PART_MAGIC: &[u8; 8] = b"NOWDBPT3";
+/// Parts written before threat values could be stored (runs with their removed tails, one
+/// rule): a slice assembled from one keeps its threats removed.
+const PART_MAGIC_2: &[u8; 8] = b"NOWDBPT2";
 /// Parts written before runs carried their removed tails: read with no tails (a slice
 /// assembled from them is correct, only less tightly coded).
 const PART_MAGIC_1: &[u8; 8] = b"NOWDBPT1";
@@ -97,7 +101,7 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     };
     let ix = crate::index::SliceIndex::new(slice);
     // Classified in chunks so that a stop request is seen within a fraction of a second.
-    let mut runs = RangeRuns::default();
+    let mut runs = RuleRuns::default();
     let mut at = job.first;
     while at < job.last {
         if stop_requested(opts) {
@@ -107,7 +111,12 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             });
         }
         let end = (at + STOP_CHECK * 16).min(job.last);
-        runs.append(range_runs(&ix, at, end, |i| solved.get(i)).0);
+        let next = range_runs(&ix, at, end, |i| solved.get(i));
+        if at == job.first {
+            runs = next;
+        } else {
+            runs.append(next);
+        }
         at = end;
     }
     write_part(site, job, &runs)?;
@@ -119,23 +128,25 @@ fn part_path(site: &Site, job: &Job) -> PathBuf {
     parts_dir(site, &job.slice).join(format!("{}-{}.part", job.first, job.last))
 }
 
-fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
+/// A part: magic, first, last, threats, then per rule (threats removed, then stored) the
+/// leading removed positions, the run count and each run as `len << 2 | value` and its
+/// tail; a CRC32 of all that last.
+fn write_part(site: &Site, job: &Job, runs: &RuleRuns) -> Result<()> {
     let dir = parts_dir(site, &job.slice);
     std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    let mut bytes = Vec::with_capacity(48 + 16 * runs.runs.len());
-    bytes.extend_from_slice(PART_MAGIC);
-    for x in [
-        job.first,
-        job.last,
-        runs.lead_removed,
-        runs.runs.len() as u64,
-    ] {
-        bytes.extend_from_slice(&x.to_le_bytes());
+    let stored = runs
+        .threats_stored
+        .as_ref()
+        .expect("a range built now has both rules' runs");
+    let mut words = vec![job.first, job.last, runs.threats];
+    for rule in [&runs.threats_removed, stored] {
+        words.extend([rule.lead_removed, rule.runs.len() as u64]);
+        for r in &rule.runs {
+            words.extend([r.len << 2 | r.value as u64, r.tail]);
+        }
     }
-    for r in &runs.runs {
-        bytes.extend_from_slice(&(r.len << 2 | r.value as u64).to_le_bytes());
-        bytes.extend_from_slice(&r.tail.to_le_bytes());
-    }
+    let mut bytes = PART_MAGIC.to_vec();
+    bytes.extend(words.iter().flat_map(|w| w.to_le_bytes()));
     let crc = crc32(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
     let path = part_path(site, job);
@@ -148,47 +159,63 @@ fn write_part(site: &Site, job: &Job, runs: &RangeRuns) -> Result<()> {
     write().map_err(|e| solve_err!("{}: {e}", path.display()))
 }
 
-fn read_part(path: &Path) -> Result<(u64, u64, RangeRuns)> {
+fn read_part(path: &Path) -> Result<(u64, u64, RuleRuns)> {
     let bad = |what: &str| solve_err!("{}: {what}", path.display());
     let bytes = std::fs::read(path).map_err(|e| bad(&e.to_string()))?;
-    let words_per_run = match bytes.get(0..8).filter(|_| bytes.len() >= 44) {
-        Some(m) if m == PART_MAGIC => 2,
-        Some(m) if m == PART_MAGIC_1 => 1,
+    let magic = bytes.get(0..8).filter(|_| bytes.len() >= 44);
+    let (rules, words_per_run, head) = match magic {
+        Some(m) if m == PART_MAGIC => (2, 2, 3),
+        Some(m) if m == PART_MAGIC_2 => (1, 2, 2),
+        Some(m) if m == PART_MAGIC_1 => (1, 1, 2),
         _ => return Err(bad("not a build part (bad magic or too short)")),
     };
-    let (body, tail) = bytes.split_at(bytes.len() - 4);
-    if crc32(body) != u32::from_le_bytes(tail.try_into().unwrap()) {
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    if crc32(body) != u32::from_le_bytes(crc.try_into().unwrap()) || body.len() % 8 != 0 {
         return Err(bad("CRC error"));
     }
-    let word = |k: usize| u64::from_le_bytes(body[8 + 8 * k..16 + 8 * k].try_into().unwrap());
-    let (first, last, lead, n) = (word(0), word(1), word(2), word(3));
-    if Some(body.len() as u64) != n.checked_mul(8 * words_per_run).map(|b| b + 40) {
-        return Err(bad("length does not match its run count"));
-    }
-    let mut runs = Vec::with_capacity(n as usize);
-    for k in 0..n as usize {
-        let w = word(4 + words_per_run as usize * k);
-        let tail = if words_per_run == 2 {
-            word(5 + 2 * k)
-        } else {
-            0
+    let words: Vec<u64> = body[8..]
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    let mut at = head;
+    let mut rule = || -> Result<RangeRuns> {
+        let short = || bad("length does not match its run count");
+        let &[lead, n] = words.get(at..at + 2).ok_or_else(short)? else {
+            unreachable!()
         };
-        let value = Value::from_bits(w as u8);
-        if value == Value::Unknown || w >> 2 == 0 || tail >= w >> 2 {
-            return Err(bad("bad run"));
-        }
-        runs.push(ValueRun {
-            value,
-            len: w >> 2,
-            tail,
-        });
-    }
-    Ok((
-        first,
-        last,
-        RangeRuns {
+        at += 2;
+        let len = n.checked_mul(words_per_run).ok_or_else(short)? as usize;
+        let run_words = words.get(at..at + len).ok_or_else(short)?;
+        at += len;
+        let runs = run_words
+            .chunks_exact(words_per_run as usize)
+            .map(|w| {
+                let tail = w.get(1).copied().unwrap_or(0);
+                let value = Value::from_bits(w[0] as u8);
+                if value == Value::Unknown || w[0] >> 2 == 0 || tail >= w[0] >> 2 {
+                    return Err(bad("bad run"));
+                }
+                Ok(ValueRun::new(value, w[0] >> 2, tail))
+            })
+            .collect::<Result<_>>()?;
+        Ok(RangeRuns {
             lead_removed: lead,
             runs,
+        })
+    };
+    let threats_removed = rule()?;
+    let threats_stored = if rules == 2 { Some(rule()?) } else { None };
+    if at != words.len() {
+        return Err(bad("length does not match its run count"));
+    }
+    let threats = if rules == 2 { words[2] } else { 0 };
+    Ok((
+        words[0],
+        words[1],
+        RuleRuns {
+            threats_removed,
+            threats_stored,
+            threats,
         },
     ))
 }
@@ -263,19 +290,21 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
     if at != count {
         return Ok(());
     }
-    let mut parts = Vec::new();
+    let mut runs: Option<RuleRuns> = None;
     for path in &chosen {
         match read_part(path) {
-            Ok((_, _, runs)) => parts.push(runs),
+            Ok((_, _, part)) => match &mut runs {
+                Some(runs) => runs.append(part),
+                None => runs = Some(part),
+            },
             Err(_) if is_current(&final_path) => return Ok(()),
             Err(e) => return Err(e),
         }
     }
-    let runs = join_runs(parts);
     let tmp = site
         .db_dir()
         .join(format!(".{slice}.ndb.{}", std::process::id()));
-    write_slice(&tmp, slice, count, &runs)?;
+    write_best_slice(&tmp, slice, count, runs.unwrap_or_default())?;
     std::fs::rename(&tmp, &final_path)
         .and_then(|_| sync_dir(&final_path))
         .map_err(|e| solve_err!("publishing {}: {e}", final_path.display()))?;
@@ -306,7 +335,7 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 debug_assert_eq!(e.index(), i);
                 let pos = e.position();
                 e.advance();
-                if classify(&pos, &mut moves) != Kind::Stored {
+                if s.file.removal.removes(classify(&pos, &mut moves)) {
                     continue;
                 }
                 let (derived, _) = best_move_value(&mut lookup, &pos, &mut moves, false)?;
@@ -349,15 +378,35 @@ mod tests {
             last: 30,
             round: 0,
         };
-        let runs = RangeRuns {
-            lead_removed: 2,
-            runs: vec![
-                ValueRun::new(Value::Win, 20, 7),
-                ValueRun::new(Value::Draw, 8, 0),
-            ],
+        let runs = RuleRuns {
+            threats_removed: RangeRuns {
+                lead_removed: 2,
+                runs: vec![
+                    ValueRun::new(Value::Win, 20, 7),
+                    ValueRun::new(Value::Draw, 8, 0),
+                ],
+            },
+            threats_stored: Some(RangeRuns {
+                lead_removed: 1,
+                runs: vec![
+                    ValueRun::new(Value::Loss, 1, 0),
+                    ValueRun::new(Value::Win, 19, 6),
+                    ValueRun::new(Value::Draw, 9, 0),
+                ],
+            }),
+            threats: 2,
         };
         write_part(&site, &job, &runs).unwrap();
-        assert_eq!(read_part(&part_path(&site, &job)).unwrap(), (0, 30, runs));
+        let path = part_path(&site, &job);
+        assert_eq!(read_part(&path).unwrap(), (0, 30, runs));
+        // Any damage is refused.
+        let bytes = std::fs::read(&path).unwrap();
+        for at in [3, 20, bytes.len() / 2, bytes.len() - 1] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 4;
+            std::fs::write(&path, &bad).unwrap();
+            assert!(read_part(&path).is_err(), "byte {at}");
+        }
         std::fs::remove_dir_all(site.root()).unwrap();
     }
 
@@ -379,7 +428,9 @@ mod tests {
         let crc = crc32(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
         std::fs::write(&path, &bytes).unwrap();
-        let (first, last, runs) = read_part(&path).unwrap();
+        let (first, last, rules) = read_part(&path).unwrap();
+        assert_eq!(rules.threats_stored, None, "threats stay removed");
+        let runs = rules.threats_removed;
         assert_eq!((first, last, runs.lead_removed), (0, 9, 1));
         let plain: Vec<_> = runs.runs.iter().map(|r| (r.value, r.len, r.tail)).collect();
         assert_eq!(plain, [(Value::Loss, 5, 0), (Value::Win, 3, 0)]);

@@ -1,9 +1,9 @@
-//! Writing and reading one compressed slice file (docs/FORMAT.md).
+//! One compressed slice file (docs/FORMAT.md): the layout shared with the writer
+//! (`write.rs`), and the reader a probe decodes through.
 
-use super::boundaries::place_boundaries;
-use super::code::{self, BitWriter, CONTEXTS, Decoder, Encoder, SKIP_PEEK, SYMBOLS};
+use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS};
 use super::crc32::{Crc32, crc32};
-use super::removed::ValueRun;
+use super::removed::Removal;
 use crate::slice::Slice;
 use crate::solve::{Result, Value};
 use crate::solve_err;
@@ -12,8 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"NOWDBDB\0";
-pub const VERSION: u32 = 3;
-pub const REMOVAL_RULE: u32 = 1;
+pub const VERSION: u32 = 4;
 pub const BLOCK_BYTES: usize = 1024;
 /// Sync points per block written by this version (a file of one block may have fewer).
 pub const SYNC_POINTS: usize = 32;
@@ -21,22 +20,19 @@ pub const SYNC_POINTS: usize = 32;
 const MAX_SYNC_POINTS: usize = 64;
 /// A sync point is one `u32`: position offset (low 23 bits), bits past its nominal payload
 /// bit (6), state (top 3). All ones: unused.
-const SYNC_BYTES: usize = 4;
-const OFFSET_BITS: u32 = 23;
+pub(super) const SYNC_BYTES: usize = 4;
+pub(super) const OFFSET_BITS: u32 = 23;
 const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
-const DELTA_BITS: u32 = 6;
-const STATE_SHIFT: u32 = OFFSET_BITS + DELTA_BITS;
-const UNUSED_SYNC: u32 = u32::MAX;
+pub(super) const DELTA_BITS: u32 = 6;
+pub(super) const STATE_SHIFT: u32 = OFFSET_BITS + DELTA_BITS;
+pub(super) const UNUSED_SYNC: u32 = u32::MAX;
 /// A block covers fewer positions than this, so that every offset is below the unused
 /// mark's (a longer run is cut at the block's end, as at any block boundary).
-const MAX_BLOCK_POSITIONS: u64 = OFFSET_MASK as u64 - 1;
+pub(super) const MAX_BLOCK_POSITIONS: u64 = OFFSET_MASK as u64 - 1;
 /// The header before its CRC.
-const FIXED_HEADER: usize = 48;
+pub(super) const FIXED_HEADER: usize = 48;
 /// Built-in codes a file may choose from (`default_code.rs`).
 pub const CODES: usize = super::default_code::DEFAULT_CODES.len();
-/// Payload bytes per sync point aimed at in a file of one block (so that a probe decodes
-/// at most about this much).
-const SEGMENT_BYTES: usize = 48;
 
 /// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere,
 /// and the slice position of its first run (from the block index).
@@ -53,59 +49,15 @@ fn value_of(code: u8) -> Value {
     Value::from_bits(code + 1)
 }
 
-use super::code::{AFTER, next_in_cycle, state_byte, state_of};
+use super::code::{AFTER, state_of};
 
-fn header_bytes_for(sync_points: usize) -> usize {
+pub(super) fn header_bytes_for(sync_points: usize) -> usize {
     5 + SYNC_BYTES * (sync_points - 1)
 }
 
 /// Where sync point `k` (1..S) of a block of `payload_bytes` aims: payload bit `k·P/S`.
-fn nominal_bit(k: usize, payload_bytes: usize, sync_points: usize) -> u64 {
+pub(super) fn nominal_bit(k: usize, payload_bytes: usize, sync_points: usize) -> u64 {
     (k * payload_bytes * 8 / sync_points) as u64
-}
-
-/// Sync point `k`'s entry for the run boundaries of a block, `(bit, position offset, state)`
-/// in order: the first boundary at or after the nominal bit (unused when there is none).
-fn sync_entry(
-    k: usize,
-    payload_bytes: usize,
-    sync_points: usize,
-    bounds: &[(u64, u64, u8)],
-) -> u32 {
-    let nominal = nominal_bit(k, payload_bytes, sync_points);
-    let at = bounds.partition_point(|b| b.0 < nominal);
-    let Some(&(bit, offset, state)) = bounds.get(at) else {
-        return UNUSED_SYNC;
-    };
-    // A boundary lies less than a code word (at most 55 bits) past any bit before it.
-    let delta = bit - nominal;
-    assert!(delta < 1 << DELTA_BITS && offset <= MAX_BLOCK_POSITIONS);
-    offset as u32 | (delta as u32) << OFFSET_BITS | (state as u32) << STATE_SHIFT
-}
-
-/// Symbol counts per context of `runs` coded as one stream, added to `freqs`.
-pub fn count_symbols(runs: &[(Value, u64)], freqs: &mut [[u64; SYMBOLS]; CONTEXTS]) {
-    let (mut cur, mut prev) = (3u8, 3u8);
-    for &(v, len) in runs {
-        let v = value_code(v);
-        let (sym, _, _) = code::symbol_of(v == prev, len);
-        if cur < 3 {
-            freqs[cur as usize][sym as usize] += 1;
-        }
-        prev = cur;
-        cur = v;
-    }
-}
-
-/// The code for symbol counts, every symbol counted once more: a block start or a run cut
-/// at a block boundary may need a symbol the stream did not.
-pub fn code_for_counts(freqs: &[[u64; SYMBOLS]; CONTEXTS]) -> [[u8; SYMBOLS]; CONTEXTS] {
-    std::array::from_fn(|c| {
-        let smoothed: Vec<u64> = freqs[c].iter().map(|f| f + 1).collect();
-        code::code_lengths(&smoothed)
-            .try_into()
-            .expect("one length per symbol")
-    })
 }
 
 /// Built-in code `k` (< [`CODES`]): trained on the 2..6-piece database (as the 2003 paper
@@ -120,198 +72,6 @@ pub fn builtin_code(k: usize) -> [[u8; SYMBOLS]; CONTEXTS] {
 fn decoder(k: usize) -> &'static Decoder {
     static DECODERS: std::sync::OnceLock<Vec<Decoder>> = std::sync::OnceLock::new();
     &DECODERS.get_or_init(|| (0..CODES).map(|k| Decoder::new(&builtin_code(k))).collect())[k]
-}
-
-/// Symbol counts of many files, grouped into `k` codes: each file goes to the code that
-/// codes it shortest, each code is rebuilt from its files' counts, a dozen times over
-/// (k-means). Files start spread over the codes in order of their run counts. Returns the
-/// codes (what `cargo bench --bench db -- --train-code` prints into `default_code.rs`).
-pub fn train_codes(
-    files: &[[[u64; SYMBOLS]; CONTEXTS]],
-    k: usize,
-) -> Vec<[[u8; SYMBOLS]; CONTEXTS]> {
-    let runs = |f: &[[u64; SYMBOLS]; CONTEXTS]| f.iter().flatten().sum::<u64>();
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| (runs(&files[i]), i));
-    let mut group = vec![0usize; files.len()];
-    for (rank, &i) in order.iter().enumerate() {
-        group[i] = rank * k / files.len().max(1);
-    }
-    let mut codes = Vec::new();
-    for _ in 0..12 {
-        let mut sums = vec![[[0u64; SYMBOLS]; CONTEXTS]; k];
-        for (f, &g) in files.iter().zip(&group) {
-            for (sum, row) in sums[g].iter_mut().zip(f) {
-                for (a, b) in sum.iter_mut().zip(row) {
-                    *a += b;
-                }
-            }
-        }
-        codes = sums.iter().map(code_for_counts).collect();
-        for (f, g) in files.iter().zip(group.iter_mut()) {
-            *g = (0..k)
-                .min_by_key(|&c| code_word_bits(f, &codes[c]))
-                .expect("at least one code");
-        }
-    }
-    codes
-}
-
-/// Bits of the code words (extra bits aside) of runs with symbol counts `freqs`.
-pub fn code_word_bits(freqs: &[[u64; SYMBOLS]; CONTEXTS], code: &[[u8; SYMBOLS]; CONTEXTS]) -> u64 {
-    freqs
-        .iter()
-        .flatten()
-        .zip(code.iter().flatten())
-        .map(|(&f, &l)| f * l as u64)
-        .sum()
-}
-
-/// A coded slice, ready to write.
-struct Coded {
-    code: usize,
-    sync_points: usize,
-    index: Vec<u64>,
-    blocks: Vec<Vec<u8>>,
-}
-
-impl Coded {
-    fn bytes(&self) -> usize {
-        FIXED_HEADER + 4 + 8 * self.index.len() + self.blocks.iter().map(|b| b.len()).sum::<usize>()
-    }
-}
-
-/// Codes the refilled `runs` (covering exactly `count` positions) of `slice` and writes the
-/// file to `path` (the caller publishes it by rename). Returns the file's length.
-pub fn write_slice(path: &Path, slice: &Slice, count: u64, runs: &[ValueRun]) -> Result<u64> {
-    assert_eq!(
-        runs.iter().map(|r| r.len).sum::<u64>(),
-        count,
-        "runs must cover {slice}"
-    );
-    // Whichever code gives the smaller file; a file of one block has only the sync points
-    // its length needs.
-    let mut best: Option<Coded> = None;
-    for code in 0..CODES {
-        let lengths = builtin_code(code);
-        let enc = Encoder::new(&lengths);
-        let runs = place_boundaries(runs, &lengths);
-        let code = |sync_points| {
-            let (index, blocks) = code_blocks(&enc, &runs, count, sync_points);
-            Coded {
-                code,
-                sync_points,
-                index,
-                blocks,
-            }
-        };
-        let mut coded = code(SYNC_POINTS);
-        if coded.blocks.len() == 1 {
-            let payload = coded.blocks[0].len() - header_bytes_for(SYNC_POINTS);
-            coded = code(payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS));
-        }
-        if best.as_ref().is_none_or(|b| coded.bytes() < b.bytes()) {
-            best = Some(coded);
-        }
-    }
-    let coded = best.expect("two candidates");
-
-    let mut out = Vec::with_capacity(coded.bytes());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(REMOVAL_RULE as u16).to_le_bytes());
-    out.extend_from_slice(&(coded.code as u16).to_le_bytes());
-    let mut name = [0u8; 16];
-    name[..slice.to_string().len()].copy_from_slice(slice.to_string().as_bytes());
-    out.extend_from_slice(&name);
-    out.extend_from_slice(&count.to_le_bytes());
-    out.extend_from_slice(&(coded.index.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(coded.sync_points as u16).to_le_bytes());
-    let last_len = coded.blocks.last().map_or(0, |b| b.len());
-    out.extend_from_slice(&(last_len as u16).to_le_bytes());
-    let index_bytes: Vec<u8> = coded.index.iter().flat_map(|p| p.to_le_bytes()).collect();
-    let mut crc = Crc32::default();
-    crc.update(&out);
-    crc.update(&index_bytes);
-    out.extend_from_slice(&crc.finish().to_le_bytes());
-    out.extend_from_slice(&index_bytes);
-    for b in &coded.blocks {
-        out.extend_from_slice(b);
-    }
-    debug_assert_eq!(out.len(), coded.bytes());
-    let err = |e: std::io::Error| solve_err!("writing {}: {e}", path.display());
-    let mut f = File::create(path).map_err(err)?;
-    std::io::Write::write_all(&mut f, &out).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    Ok(out.len() as u64)
-}
-
-/// Packs the runs into blocks; returns each block's first position and the blocks (the
-/// last keeps only the bytes it uses).
-fn code_blocks(
-    enc: &Encoder,
-    runs: &[(Value, u64)],
-    count: u64,
-    sync_points: usize,
-) -> (Vec<u64>, Vec<Vec<u8>>) {
-    let head = header_bytes_for(sync_points);
-    let payload_bits = ((BLOCK_BYTES - head) * 8) as u64;
-    let mut index = Vec::new();
-    let mut blocks = Vec::new();
-    let (mut i, mut done_in_run, mut pos) = (0usize, 0u64, 0u64);
-    while pos < count {
-        let start = pos;
-        index.push(start);
-        let v0 = value_code(runs[i].0);
-        // The 2003 look-ahead: a state that predicts the first two runs.
-        let cur0 = match runs.get(i + 1) {
-            Some(&(v1, _)) => value_code(v1),
-            None => next_in_cycle(v0),
-        };
-        let (mut cur, mut prev) = (cur0, v0);
-        let mut block = vec![0u8; BLOCK_BYTES];
-        block[4] = state_byte(cur, prev);
-        let mut w = BitWriter::default();
-        // Every run boundary of the block, for its sync points once its length is known.
-        let mut bounds = Vec::new();
-        while i < runs.len() && pos - start < MAX_BLOCK_POSITIONS {
-            let v = value_code(runs[i].0);
-            let len = (runs[i].1 - done_in_run).min(MAX_BLOCK_POSITIONS - (pos - start));
-            let hit = v == prev;
-            let bits = enc
-                .bits(cur as usize, hit, len)
-                .expect("every symbol has a code word");
-            if w.bits() + bits as u64 > payload_bits {
-                break;
-            }
-            bounds.push((w.bits(), pos - start, state_byte(cur, prev)));
-            enc.put(&mut w, cur as usize, hit, len);
-            prev = cur;
-            cur = v;
-            pos += len;
-            done_in_run += len;
-            if done_in_run < runs[i].1 {
-                // Cut by the block's position limit: the block ends here.
-                break;
-            }
-            i += 1;
-            done_in_run = 0;
-        }
-        let payload = w.finish();
-        block[head..head + payload.len()].copy_from_slice(&payload);
-        if pos == count {
-            block.truncate(head + payload.len());
-        }
-        let payload_bytes = block.len() - head;
-        for k in 1..sync_points {
-            let entry = sync_entry(k, payload_bytes, sync_points, &bounds);
-            block[5 + SYNC_BYTES * (k - 1)..][..SYNC_BYTES].copy_from_slice(&entry.to_le_bytes());
-        }
-        let crc = crc32(&block[4..]);
-        block[0..4].copy_from_slice(&crc.to_le_bytes());
-        blocks.push(block);
-    }
-    (index, blocks)
 }
 
 /// Whether `path` is a slice file of this format version (by its first bytes; [`SliceFile::open`]
@@ -367,6 +127,8 @@ pub struct SliceFile {
     pub path: PathBuf,
     pub slice: Slice,
     pub count: u64,
+    /// Which positions have no stored value.
+    pub removal: Removal,
     file: File,
     index: Vec<u64>,
     /// Where the blocks start in the file, and the length of the last one.
@@ -415,13 +177,14 @@ impl SliceFile {
                 "database format version {version}; this nowdb reads version {VERSION}"
             )));
         }
-        if u16_at(12) as u32 != REMOVAL_RULE || u16_at(14) as usize >= CODES {
+        let removal = Removal::from_number(u16_at(12));
+        let Some(removal) = removal.filter(|_| (u16_at(14) as usize) < CODES) else {
             return Err(bad(format!(
                 "unknown removal rule {} or code kind {}",
                 u16_at(12),
                 u16_at(14)
             )));
-        }
+        };
         let code = u16_at(14) as usize;
         let name_end = header[16..32].iter().position(|&b| b == 0).unwrap_or(16);
         let name = String::from_utf8_lossy(&header[16..16 + name_end]);
@@ -485,6 +248,7 @@ impl SliceFile {
             path: path.to_path_buf(),
             slice: *slice,
             count,
+            removal,
             file,
             index,
             blocks_at,
@@ -693,6 +457,8 @@ impl SliceFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::removed::ValueRun;
+    use crate::db::write::write_slice;
 
     #[test]
     fn every_run_decodes_through_sync_points_and_cut_long_runs() {
@@ -722,7 +488,7 @@ mod tests {
         }
         assert!(runs[1000].len > 2 * MAX_BLOCK_POSITIONS);
         let path = crate::files::test_dir("format-sync").join("s.ndb");
-        write_slice(&path, &slice, count, &runs).unwrap();
+        write_slice(&path, &slice, count, &runs, Removal::CapturesAndThreats).unwrap();
         let f = SliceFile::open(&path, &slice).unwrap();
         assert_eq!(f.sync_points, SYNC_POINTS);
         let mut first = 0;

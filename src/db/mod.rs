@@ -4,7 +4,9 @@
 //!   refilled runs of the rest; `boundaries.rs` places the boundary between two runs
 //!   within the removed positions that separate them;
 //! - [`code`]: the run code (predicted run values, length-limited prefix code);
-//! - [`format`]: one slice file: header, block index, 1 KiB blocks with CRC32;
+//! - [`format`]: one slice file: header, block index, 1 KiB blocks with CRC32, and its
+//!   reader; [`write`]: coding runs into such a file (each slice coded with threat values
+//!   removed and stored, the better kept);
 //! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
 //! - [`build`]: the `build` and `ver` phases.
 
@@ -19,5 +21,6 @@ pub mod format;
 pub mod probe;
 pub mod removed;
 pub mod report;
+pub mod write;
 
 pub use probe::{CaptureCache, Database};

@@ -3,7 +3,7 @@
 
 use super::cache::{BlockCache, SlotHint};
 use super::format::{Block, SliceFile};
-use super::removed::removed_threat_children;
+use super::removed::{Removal, removed_threat_children};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// The first line of `db/VERSION`.
-pub const VERSION_LINE: &str = "nowdb-db 3";
+pub const VERSION_LINE: &str = "nowdb-db 4";
 const _: () = assert!(
-    super::format::VERSION == 3,
+    super::format::VERSION == 4,
     "VERSION_LINE names the format version"
 );
 
@@ -279,14 +279,15 @@ impl Database {
         if pos.white == 0 {
             return Ok(Value::Win);
         }
+        let s = self.slice(&Slice::of(pos))?;
         // Most positions are stored: answer them without building a move list.
-        if !white_has_capture(pos) {
-            return self.stored(pos, cache);
+        if !white_has_capture(pos) || s.file.removal == Removal::Captures {
+            return self.stored(s, pos, cache);
         }
         let mut moves = MoveList::new();
         match removed_threat_children(pos, &mut moves) {
             Some(captures) => self.best_move(pos, &moves, captures, cache),
-            None => self.stored(pos, cache),
+            None => self.stored(s, pos, cache),
         }
     }
 
@@ -316,10 +317,15 @@ impl Database {
         Ok(v)
     }
 
-    /// The value of a stored position, through the memo's last run of its slice if any.
+    /// The value of a stored position of the opened slice `s`, through the memo's last run
+    /// of the slice if any.
     #[inline]
-    fn stored(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
-        let s = self.slice(&Slice::of(pos))?;
+    fn stored(
+        &self,
+        s: &OpenSlice,
+        pos: &Position,
+        cache: Option<&mut CaptureCache>,
+    ) -> Result<Value> {
         let i = s.index.index(pos);
         let Some(c) = cache else {
             return self.stored_at(s, i);

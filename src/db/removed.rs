@@ -17,6 +17,38 @@ pub enum Kind {
     Threat,
 }
 
+/// Which kinds of positions a file leaves out: the removal rule its header names
+/// (docs/FORMAT.md "What is stored").
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Removal {
+    /// Capture and capture-threat positions (2003 paper 3.3): a threat's probe searches.
+    CapturesAndThreats = 1,
+    /// Capture positions only: threat values are stored, so no probe of the slice searches
+    /// beyond its captures. Chosen where storing them costs the file next to nothing.
+    Captures = 2,
+}
+
+impl Removal {
+    /// The rule with header number `n`.
+    pub fn from_number(n: u16) -> Option<Removal> {
+        match n {
+            1 => Some(Removal::CapturesAndThreats),
+            2 => Some(Removal::Captures),
+            _ => None,
+        }
+    }
+
+    /// Whether a position of `kind` has no stored value under this rule.
+    #[inline]
+    pub fn removes(self, kind: Kind) -> bool {
+        match kind {
+            Kind::Stored => false,
+            Kind::Capture => true,
+            Kind::Threat => self == Removal::CapturesAndThreats,
+        }
+    }
+}
+
 /// Classifies `pos` (Black to move). For a [`Kind::Threat`] the moves are left in `moves`.
 #[inline]
 pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
@@ -84,59 +116,100 @@ pub struct RangeRuns {
     pub runs: Vec<ValueRun>,
 }
 
-/// How many positions of the range were removed, by kind.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Removed {
-    pub captures: u64,
+/// The runs of a range under both removal rules, and how many of its positions are
+/// removable threats: the build codes the slice both ways and keeps one
+/// (`format::write_best_slice`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleRuns {
+    /// [`Removal::CapturesAndThreats`].
+    pub threats_removed: RangeRuns,
+    /// [`Removal::Captures`]; `None` for a range built before threats could be stored
+    /// (an older build part), which leaves its slice with the other rule.
+    pub threats_stored: Option<RangeRuns>,
     pub threats: u64,
 }
 
-/// The runs of `first..last` of the slice of `ix`, reading stored values with `value`.
+impl RuleRuns {
+    /// Appends the runs of the range that follows.
+    pub fn append(&mut self, next: RuleRuns) {
+        self.threats_removed.append(next.threats_removed);
+        self.threats_stored = match (self.threats_stored.take(), next.threats_stored) {
+            (Some(mut a), Some(b)) => {
+                a.append(b);
+                Some(a)
+            }
+            _ => None,
+        };
+        self.threats += next.threats;
+    }
+}
+
+/// The runs of `first..last` of the slice of `ix` under both rules, reading values with
+/// `value` (called for stored and threat positions).
 pub fn range_runs(
     ix: &SliceIndex,
     first: u64,
     last: u64,
     mut value: impl FnMut(u64) -> Value,
-) -> (RangeRuns, Removed) {
-    let mut out = RangeRuns::default();
-    let mut removed = Removed::default();
+) -> RuleRuns {
+    let (mut removed, mut stored) = (RangeRuns::default(), RangeRuns::default());
+    let mut threats = 0;
     let mut moves = MoveList::new();
     let mut e = ix.enumerate_from(first);
     for i in first..last {
-        match classify(&e.position(), &mut moves) {
-            Kind::Capture => removed.captures += 1,
-            Kind::Threat => removed.threats += 1,
-            Kind::Stored => {
-                let v = value(i);
-                debug_assert!(
-                    v != Value::Unknown,
-                    "unsolved position {i} of {}",
-                    ix.slice()
-                );
-                match out.runs.last_mut() {
-                    Some(r) if r.value == v => {
-                        r.len += 1;
-                        r.tail = 0;
-                    }
-                    _ => out.runs.push(ValueRun::new(v, 1, 0)),
-                }
-                e.advance();
-                continue;
-            }
+        let kind = classify(&e.position(), &mut moves);
+        e.advance();
+        if kind == Kind::Capture {
+            removed.push_removed();
+            stored.push_removed();
+            continue;
         }
-        match out.runs.last_mut() {
+        let v = value(i);
+        debug_assert!(
+            v != Value::Unknown,
+            "unsolved position {i} of {}",
+            ix.slice()
+        );
+        if kind == Kind::Threat {
+            threats += 1;
+            removed.push_removed();
+        } else {
+            removed.push_stored(v);
+        }
+        stored.push_stored(v);
+    }
+    RuleRuns {
+        threats_removed: removed,
+        threats_stored: Some(stored),
+        threats,
+    }
+}
+
+impl RangeRuns {
+    /// The next position is stored with value `v`.
+    #[inline]
+    pub(super) fn push_stored(&mut self, v: Value) {
+        match self.runs.last_mut() {
+            Some(r) if r.value == v => {
+                r.len += 1;
+                r.tail = 0;
+            }
+            _ => self.runs.push(ValueRun::new(v, 1, 0)),
+        }
+    }
+
+    /// The next position is removed: it continues the run in progress.
+    #[inline]
+    pub(super) fn push_removed(&mut self) {
+        match self.runs.last_mut() {
             Some(r) => {
                 r.len += 1;
                 r.tail += 1;
             }
-            None => out.lead_removed += 1,
+            None => self.lead_removed += 1,
         }
-        e.advance();
     }
-    (out, removed)
-}
 
-impl RangeRuns {
     /// Appends the runs of the range that follows: its leading removed positions continue
     /// this range's last run.
     pub fn append(&mut self, next: RangeRuns) {
@@ -171,16 +244,23 @@ pub fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<ValueRun> {
     for part in parts {
         all.append(part);
     }
-    match all.runs.first_mut() {
-        Some(r) => r.len += all.lead_removed,
-        // Every position is removed: any value will do.
-        None if all.lead_removed > 0 => {
-            all.runs
-                .push(ValueRun::new(Value::Win, all.lead_removed, 0))
+    all.into_runs()
+}
+
+impl RangeRuns {
+    /// The runs of a whole slice: its leading removed positions join the first run.
+    pub fn into_runs(mut self) -> Vec<ValueRun> {
+        match self.runs.first_mut() {
+            Some(r) => r.len += self.lead_removed,
+            // Every position is removed: any value will do.
+            None if self.lead_removed > 0 => {
+                self.runs
+                    .push(ValueRun::new(Value::Win, self.lead_removed, 0))
+            }
+            None => {}
         }
-        None => {}
+        self.runs
     }
-    all.runs
 }
 
 #[cfg(test)]

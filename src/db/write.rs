@@ -1,0 +1,376 @@
+//! Coding a slice's runs into a compressed slice file (docs/FORMAT.md), and training the
+//! built-in codes.
+
+use super::boundaries::place_boundaries;
+use super::code::{self, BitWriter, CONTEXTS, Encoder, SYMBOLS, next_in_cycle, state_byte};
+use super::crc32::{Crc32, crc32};
+use super::format::{
+    BLOCK_BYTES, CODES, DELTA_BITS, FIXED_HEADER, MAGIC, MAX_BLOCK_POSITIONS, OFFSET_BITS,
+    STATE_SHIFT, SYNC_BYTES, SYNC_POINTS, UNUSED_SYNC, VERSION, builtin_code, header_bytes_for,
+    nominal_bit, value_code,
+};
+use super::removed::{Removal, RuleRuns, ValueRun};
+use crate::slice::Slice;
+use crate::solve::{Result, Value};
+use crate::solve_err;
+use std::fs::File;
+use std::path::Path;
+
+/// A slice's threat values are stored (rule [`Removal::Captures`]) when that makes its file
+/// at most one bit longer per 16 threat positions: most threats then cost a probe one
+/// lookup instead of a search of about four, for about 1 % of the database's bytes
+/// (docs/FORMAT.md).
+const THREATS_PER_BIT: u64 = 16;
+/// Payload bytes per sync point aimed at in a file of one block (so that a probe decodes
+/// at most about this much).
+const SEGMENT_BYTES: usize = 48;
+
+/// Sync point `k`'s entry for the run boundaries of a block, `(bit, position offset, state)`
+/// in order: the first boundary at or after the nominal bit (unused when there is none).
+fn sync_entry(
+    k: usize,
+    payload_bytes: usize,
+    sync_points: usize,
+    bounds: &[(u64, u64, u8)],
+) -> u32 {
+    let nominal = nominal_bit(k, payload_bytes, sync_points);
+    let at = bounds.partition_point(|b| b.0 < nominal);
+    let Some(&(bit, offset, state)) = bounds.get(at) else {
+        return UNUSED_SYNC;
+    };
+    // A boundary lies less than a code word (at most 55 bits) past any bit before it.
+    let delta = bit - nominal;
+    assert!(delta < 1 << DELTA_BITS && offset <= MAX_BLOCK_POSITIONS);
+    offset as u32 | (delta as u32) << OFFSET_BITS | (state as u32) << STATE_SHIFT
+}
+
+/// Symbol counts per context of `runs` coded as one stream, added to `freqs`.
+pub fn count_symbols(runs: &[(Value, u64)], freqs: &mut [[u64; SYMBOLS]; CONTEXTS]) {
+    let (mut cur, mut prev) = (3u8, 3u8);
+    for &(v, len) in runs {
+        let v = value_code(v);
+        let (sym, _, _) = code::symbol_of(v == prev, len);
+        if cur < 3 {
+            freqs[cur as usize][sym as usize] += 1;
+        }
+        prev = cur;
+        cur = v;
+    }
+}
+
+/// The code for symbol counts, every symbol counted once more: a block start or a run cut
+/// at a block boundary may need a symbol the stream did not.
+pub fn code_for_counts(freqs: &[[u64; SYMBOLS]; CONTEXTS]) -> [[u8; SYMBOLS]; CONTEXTS] {
+    std::array::from_fn(|c| {
+        let smoothed: Vec<u64> = freqs[c].iter().map(|f| f + 1).collect();
+        code::code_lengths(&smoothed)
+            .try_into()
+            .expect("one length per symbol")
+    })
+}
+
+/// Symbol counts of many files, grouped into `k` codes: each file goes to the code that
+/// codes it shortest, each code is rebuilt from its files' counts, a dozen times over
+/// (k-means). Files start spread over the codes in order of their run counts. Returns the
+/// codes (what `cargo bench --bench db -- --train-code` prints into `default_code.rs`).
+pub fn train_codes(
+    files: &[[[u64; SYMBOLS]; CONTEXTS]],
+    k: usize,
+) -> Vec<[[u8; SYMBOLS]; CONTEXTS]> {
+    let runs = |f: &[[u64; SYMBOLS]; CONTEXTS]| f.iter().flatten().sum::<u64>();
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| (runs(&files[i]), i));
+    let mut group = vec![0usize; files.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        group[i] = rank * k / files.len().max(1);
+    }
+    let mut codes = Vec::new();
+    for _ in 0..12 {
+        let mut sums = vec![[[0u64; SYMBOLS]; CONTEXTS]; k];
+        for (f, &g) in files.iter().zip(&group) {
+            for (sum, row) in sums[g].iter_mut().zip(f) {
+                for (a, b) in sum.iter_mut().zip(row) {
+                    *a += b;
+                }
+            }
+        }
+        codes = sums.iter().map(code_for_counts).collect();
+        for (f, g) in files.iter().zip(group.iter_mut()) {
+            *g = (0..k)
+                .min_by_key(|&c| code_word_bits(f, &codes[c]))
+                .expect("at least one code");
+        }
+    }
+    codes
+}
+
+/// Bits of the code words (extra bits aside) of runs with symbol counts `freqs`.
+pub fn code_word_bits(freqs: &[[u64; SYMBOLS]; CONTEXTS], code: &[[u8; SYMBOLS]; CONTEXTS]) -> u64 {
+    freqs
+        .iter()
+        .flatten()
+        .zip(code.iter().flatten())
+        .map(|(&f, &l)| f * l as u64)
+        .sum()
+}
+
+/// A coded slice, ready to write.
+struct Coded {
+    code: usize,
+    sync_points: usize,
+    index: Vec<u64>,
+    blocks: Vec<Vec<u8>>,
+}
+
+impl Coded {
+    fn bytes(&self) -> usize {
+        FIXED_HEADER + 4 + 8 * self.index.len() + self.blocks.iter().map(|b| b.len()).sum::<usize>()
+    }
+}
+
+/// Codes a slice both ways (threat values removed and stored) and writes the file of the
+/// rule [`THREATS_PER_BIT`] picks to `path` (the caller publishes it by rename). Returns
+/// the file's length and the rule.
+pub fn write_best_slice(
+    path: &Path,
+    slice: &Slice,
+    count: u64,
+    runs: RuleRuns,
+) -> Result<(u64, Removal)> {
+    let removed = code_slice(slice, count, &runs.threats_removed.into_runs());
+    let stored = runs
+        .threats_stored
+        .map(|r| code_slice(slice, count, &r.into_runs()))
+        .filter(|s| {
+            let extra_bits = 8 * s.bytes().saturating_sub(removed.bytes()) as u64;
+            extra_bits * THREATS_PER_BIT <= runs.threats
+        });
+    let (coded, removal) = match stored {
+        Some(s) => (s, Removal::Captures),
+        None => (removed, Removal::CapturesAndThreats),
+    };
+    Ok((write_coded(path, slice, count, &coded, removal)?, removal))
+}
+
+/// Codes the refilled `runs` (covering exactly `count` positions) of `slice`, removed
+/// positions as `removal` says, and writes the file to `path`. Returns the file's length.
+pub fn write_slice(
+    path: &Path,
+    slice: &Slice,
+    count: u64,
+    runs: &[ValueRun],
+    removal: Removal,
+) -> Result<u64> {
+    write_coded(path, slice, count, &code_slice(slice, count, runs), removal)
+}
+
+fn code_slice(slice: &Slice, count: u64, runs: &[ValueRun]) -> Coded {
+    assert_eq!(
+        runs.iter().map(|r| r.len).sum::<u64>(),
+        count,
+        "runs must cover {slice}"
+    );
+    // Whichever code gives the smaller file; a file of one block has only the sync points
+    // its length needs.
+    let mut best: Option<Coded> = None;
+    for code in 0..CODES {
+        let lengths = builtin_code(code);
+        let enc = Encoder::new(&lengths);
+        let runs = place_boundaries(runs, &lengths);
+        let code = |sync_points| {
+            let (index, blocks) = code_blocks(&enc, &runs, count, sync_points);
+            Coded {
+                code,
+                sync_points,
+                index,
+                blocks,
+            }
+        };
+        let mut coded = code(SYNC_POINTS);
+        if coded.blocks.len() == 1 {
+            let payload = coded.blocks[0].len() - header_bytes_for(SYNC_POINTS);
+            coded = code(payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS));
+        }
+        if best.as_ref().is_none_or(|b| coded.bytes() < b.bytes()) {
+            best = Some(coded);
+        }
+    }
+    best.expect("two candidates")
+}
+
+fn write_coded(
+    path: &Path,
+    slice: &Slice,
+    count: u64,
+    coded: &Coded,
+    removal: Removal,
+) -> Result<u64> {
+    let mut out = Vec::with_capacity(coded.bytes());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(removal as u16).to_le_bytes());
+    out.extend_from_slice(&(coded.code as u16).to_le_bytes());
+    let mut name = [0u8; 16];
+    name[..slice.to_string().len()].copy_from_slice(slice.to_string().as_bytes());
+    out.extend_from_slice(&name);
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&(coded.index.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(coded.sync_points as u16).to_le_bytes());
+    let last_len = coded.blocks.last().map_or(0, |b| b.len());
+    out.extend_from_slice(&(last_len as u16).to_le_bytes());
+    let index_bytes: Vec<u8> = coded.index.iter().flat_map(|p| p.to_le_bytes()).collect();
+    let mut crc = Crc32::default();
+    crc.update(&out);
+    crc.update(&index_bytes);
+    out.extend_from_slice(&crc.finish().to_le_bytes());
+    out.extend_from_slice(&index_bytes);
+    for b in &coded.blocks {
+        out.extend_from_slice(b);
+    }
+    debug_assert_eq!(out.len(), coded.bytes());
+    let err = |e: std::io::Error| solve_err!("writing {}: {e}", path.display());
+    let mut f = File::create(path).map_err(err)?;
+    std::io::Write::write_all(&mut f, &out).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    Ok(out.len() as u64)
+}
+
+/// Packs the runs into blocks; returns each block's first position and the blocks (the
+/// last keeps only the bytes it uses).
+fn code_blocks(
+    enc: &Encoder,
+    runs: &[(Value, u64)],
+    count: u64,
+    sync_points: usize,
+) -> (Vec<u64>, Vec<Vec<u8>>) {
+    let head = header_bytes_for(sync_points);
+    let payload_bits = ((BLOCK_BYTES - head) * 8) as u64;
+    let mut index = Vec::new();
+    let mut blocks = Vec::new();
+    let (mut i, mut done_in_run, mut pos) = (0usize, 0u64, 0u64);
+    while pos < count {
+        let start = pos;
+        index.push(start);
+        let v0 = value_code(runs[i].0);
+        // The 2003 look-ahead: a state that predicts the first two runs.
+        let cur0 = match runs.get(i + 1) {
+            Some(&(v1, _)) => value_code(v1),
+            None => next_in_cycle(v0),
+        };
+        let (mut cur, mut prev) = (cur0, v0);
+        let mut block = vec![0u8; BLOCK_BYTES];
+        block[4] = state_byte(cur, prev);
+        let mut w = BitWriter::default();
+        // Every run boundary of the block, for its sync points once its length is known.
+        let mut bounds = Vec::new();
+        while i < runs.len() && pos - start < MAX_BLOCK_POSITIONS {
+            let v = value_code(runs[i].0);
+            let len = (runs[i].1 - done_in_run).min(MAX_BLOCK_POSITIONS - (pos - start));
+            let hit = v == prev;
+            let bits = enc
+                .bits(cur as usize, hit, len)
+                .expect("every symbol has a code word");
+            if w.bits() + bits as u64 > payload_bits {
+                break;
+            }
+            bounds.push((w.bits(), pos - start, state_byte(cur, prev)));
+            enc.put(&mut w, cur as usize, hit, len);
+            prev = cur;
+            cur = v;
+            pos += len;
+            done_in_run += len;
+            if done_in_run < runs[i].1 {
+                // Cut by the block's position limit: the block ends here.
+                break;
+            }
+            i += 1;
+            done_in_run = 0;
+        }
+        let payload = w.finish();
+        block[head..head + payload.len()].copy_from_slice(&payload);
+        if pos == count {
+            block.truncate(head + payload.len());
+        }
+        let payload_bytes = block.len() - head;
+        for k in 1..sync_points {
+            let entry = sync_entry(k, payload_bytes, sync_points, &bounds);
+            block[5 + SYNC_BYTES * (k - 1)..][..SYNC_BYTES].copy_from_slice(&entry.to_le_bytes());
+        }
+        let crc = crc32(&block[4..]);
+        block[0..4].copy_from_slice(&crc.to_le_bytes());
+        blocks.push(block);
+    }
+    (index, blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::format::SliceFile;
+    use crate::db::removed::RangeRuns;
+
+    /// Every position's value read back from the file at `path`.
+    fn decoded(path: &Path, slice: &Slice) -> Vec<Value> {
+        let f = SliceFile::open(path, slice).unwrap();
+        let mut values = Vec::new();
+        f.for_each_run(0, f.count, |_, len, v| {
+            values.extend(std::iter::repeat_n(v, len as usize));
+            Ok(())
+        })
+        .unwrap();
+        values
+    }
+
+    fn runs(values: &[Value]) -> RangeRuns {
+        let mut r = RangeRuns::default();
+        for &v in values {
+            r.push_stored(v);
+        }
+        r
+    }
+
+    #[test]
+    fn threat_values_are_stored_only_where_they_cost_next_to_nothing() {
+        let slice: Slice = "1100.--".parse().unwrap();
+        let count = slice.count() as usize;
+        let dir = crate::files::test_dir("write-rules");
+        let path = dir.join("s.ndb");
+        // Threat values that continue their runs: stored, the file reads them back.
+        let mut plain = vec![Value::Win; count];
+        plain[count / 2..].fill(Value::Draw);
+        let cheap = RuleRuns {
+            threats_removed: runs(&plain),
+            threats_stored: Some(runs(&plain)),
+            threats: 1,
+        };
+        let (_, removal) = write_best_slice(&path, &slice, count as u64, cheap).unwrap();
+        assert_eq!(removal, Removal::Captures);
+        assert_eq!(SliceFile::open(&path, &slice).unwrap().removal, removal);
+        assert_eq!(decoded(&path, &slice), plain);
+
+        // Every third position a threat of another value: far more than a bit per 16
+        // threats, so they stay removed (and the file holds the runs without them).
+        let mut with_threats = plain.clone();
+        for v in with_threats.iter_mut().step_by(3) {
+            *v = Value::Loss;
+        }
+        let costly = RuleRuns {
+            threats_removed: runs(&plain),
+            threats_stored: Some(runs(&with_threats)),
+            threats: count.div_ceil(3) as u64,
+        };
+        let (_, removal) = write_best_slice(&path, &slice, count as u64, costly).unwrap();
+        assert_eq!(removal, Removal::CapturesAndThreats);
+        assert_eq!(decoded(&path, &slice), plain);
+
+        // Runs from an older build part (no threat values): threats stay removed.
+        let old = RuleRuns {
+            threats_removed: runs(&plain),
+            threats_stored: None,
+            threats: 0,
+        };
+        let (_, removal) = write_best_slice(&path, &slice, count as u64, old).unwrap();
+        assert_eq!(removal, Removal::CapturesAndThreats);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
