@@ -111,12 +111,7 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             });
         }
         let end = (at + STOP_CHECK * 16).min(job.last);
-        let next = range_runs(&ix, at, end, |i| solved.get(i));
-        if at == job.first {
-            runs = next;
-        } else {
-            runs.append(next);
-        }
+        runs.append(range_runs(&ix, at, end, |i| solved.get(i)));
         at = end;
     }
     write_part(site, job, &runs)?;
@@ -180,9 +175,8 @@ fn read_part(path: &Path) -> Result<(u64, u64, RuleRuns)> {
     let mut at = head;
     let mut rule = || -> Result<RangeRuns> {
         let short = || bad("length does not match its run count");
-        let &[lead, n] = words.get(at..at + 2).ok_or_else(short)? else {
-            unreachable!()
-        };
+        let counts = words.get(at..at + 2).ok_or_else(short)?;
+        let (lead, n) = (counts[0], counts[1]);
         at += 2;
         let len = n.checked_mul(words_per_run).ok_or_else(short)? as usize;
         let run_words = words.get(at..at + len).ok_or_else(short)?;
@@ -290,13 +284,10 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
     if at != count {
         return Ok(());
     }
-    let mut runs: Option<RuleRuns> = None;
+    let mut runs = RuleRuns::default();
     for path in &chosen {
         match read_part(path) {
-            Ok((_, _, part)) => match &mut runs {
-                Some(runs) => runs.append(part),
-                None => runs = Some(part),
-            },
+            Ok((_, _, part)) => runs.append(part),
             Err(_) if is_current(&final_path) => return Ok(()),
             Err(e) => return Err(e),
         }
@@ -304,7 +295,7 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
     let tmp = site
         .db_dir()
         .join(format!(".{slice}.ndb.{}", std::process::id()));
-    write_best_slice(&tmp, slice, count, runs.unwrap_or_default())?;
+    write_best_slice(&tmp, slice, count, runs)?;
     std::fs::rename(&tmp, &final_path)
         .and_then(|_| sync_dir(&final_path))
         .map_err(|e| solve_err!("publishing {}: {e}", final_path.display()))?;

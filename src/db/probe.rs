@@ -280,7 +280,8 @@ impl Database {
             return Ok(Value::Win);
         }
         let s = self.slice(&Slice::of(pos))?;
-        // Most positions are stored: answer them without building a move list.
+        // Most positions are stored, and so are all threats of a slice that keeps them:
+        // answer them without building a move list.
         if !white_has_capture(pos) || s.file.removal == Removal::Captures {
             return self.stored(s, pos, cache);
         }

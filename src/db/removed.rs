@@ -119,7 +119,7 @@ pub struct RangeRuns {
 /// The runs of a range under both removal rules, and how many of its positions are
 /// removable threats: the build codes the slice both ways and keeps one
 /// (`format::write_best_slice`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleRuns {
     /// [`Removal::CapturesAndThreats`].
     pub threats_removed: RangeRuns,
@@ -127,6 +127,17 @@ pub struct RuleRuns {
     /// (an older build part), which leaves its slice with the other rule.
     pub threats_stored: Option<RangeRuns>,
     pub threats: u64,
+}
+
+/// An empty range, with the runs of both rules (so that appending keeps both).
+impl Default for RuleRuns {
+    fn default() -> RuleRuns {
+        RuleRuns {
+            threats_removed: RangeRuns::default(),
+            threats_stored: Some(RangeRuns::default()),
+            threats: 0,
+        }
+    }
 }
 
 impl RuleRuns {
@@ -236,17 +247,6 @@ impl RangeRuns {
     }
 }
 
-/// Joins the runs of consecutive ranges into the runs of the whole, the leading removed
-/// positions joining the first run: the same as one range would give, so the database does
-/// not depend on how the build was split.
-pub fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<ValueRun> {
-    let mut all = RangeRuns::default();
-    for part in parts {
-        all.append(part);
-    }
-    all.into_runs()
-}
-
 impl RangeRuns {
     /// The runs of a whole slice: its leading removed positions join the first run.
     pub fn into_runs(mut self) -> Vec<ValueRun> {
@@ -267,6 +267,45 @@ impl RangeRuns {
 mod tests {
     use super::*;
     use Value::*;
+
+    /// Joins the runs of consecutive ranges into the runs of the whole.
+    fn join_runs(parts: impl IntoIterator<Item = RangeRuns>) -> Vec<ValueRun> {
+        let mut all = RangeRuns::default();
+        for part in parts {
+            all.append(part);
+        }
+        all.into_runs()
+    }
+
+    #[test]
+    fn both_rules_runs_do_not_depend_on_the_split() {
+        // A slice with captures and threats, values made up per position.
+        let ix = SliceIndex::new("2101.-5".parse().unwrap());
+        let value = |i: u64| [Win, Loss, Draw][((i * 2_654_435_761) >> 7) as usize % 3];
+        let n = ix.count();
+        let whole = range_runs(&ix, 0, n, value);
+        assert!(
+            whole.threats > 0 && whole.threats_removed != whole.threats_stored.clone().unwrap()
+        );
+        for cuts in [vec![1], vec![n / 3, n / 2], vec![7, 8, 9, n - 1]] {
+            let mut joined = RuleRuns::default();
+            let mut at = 0;
+            for end in cuts.into_iter().chain([n]) {
+                joined.append(range_runs(&ix, at, end, value));
+                at = end;
+            }
+            assert_eq!(joined, whole);
+        }
+        // A range without the stored rule's runs (an older build part) leaves none.
+        let mut old = RuleRuns::default();
+        old.append(RuleRuns {
+            threats_stored: None,
+            ..range_runs(&ix, 0, 9, value)
+        });
+        old.append(range_runs(&ix, 9, n, value));
+        assert_eq!(old.threats_stored, None);
+        assert_eq!(old.threats_removed, whole.threats_removed);
+    }
 
     #[test]
     fn joining_is_independent_of_the_split() {
