@@ -289,9 +289,11 @@ struct Table {
 /// Decoding tables of every context of one file.
 pub struct Decoder {
     tables: Vec<Table>,
-    /// For each state and next [`SKIP_PEEK`] bits: the runs wholly coded in those bits that have
-    /// no extra bits, as `runs | bits << 4 | state << 8 | total length << 11`; lets a probe
-    /// skip several runs at once.
+    /// For each state and next [`SKIP_PEEK`] bits: the runs wholly coded in those bits, as
+    /// `runs | bits << 4 | state << 8 | total length << 11`; lets a probe skip several runs at
+    /// once. Where no run fits, a long run whose code word does: `code bits << 4 | state after
+    /// << 8 | extra bits << 11` (0 runs), so that its length is read without the general
+    /// decoder; 0 when the code word is longer too.
     skip: Vec<[u32; 1 << SKIP_PEEK]>,
 }
 
@@ -305,8 +307,9 @@ impl Decoder {
     }
 
     /// The runs wholly coded in the top [`SKIP_PEEK`] bits of `window` after state `state`, as
-    /// `runs | bits << 4 | state after << 8 | total length << 11` (0 runs when none, for a
-    /// state past 5).
+    /// `runs | bits << 4 | state after << 8 | total length << 11`; with 0 runs, a long run's
+    /// `code bits << 4 | state after << 8 | extra bits << 11`, or 0 (see `Decoder::skip`'s
+    /// field; 0 for a state past 5).
     #[inline(always)]
     pub fn skip(&self, state: u8, window: u64) -> u32 {
         match self.skip.get(state as usize) {
@@ -391,6 +394,20 @@ fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << SKIP_PEEK]> {
         .map(|state| {
             let mut row = [0u32; 1 << SKIP_PEEK];
             row.copy_from_slice(&top[state << SKIP_PEEK..(state + 1) << SKIP_PEEK]);
+            // No whole run in the window: the long run whose code word is in it.
+            let (cur, prev) = state_of(state as u8).expect("state");
+            for (bits, e) in row.iter_mut().enumerate() {
+                let f = tables[cur as usize].fast[bits << (PEEK - SKIP_PEEK)];
+                let (l, extra) = (f & 15, (f >> 5) & 63);
+                *e = match *e & 15 {
+                    0 if f != 0 && l <= SKIP_PEEK && extra > 0 => {
+                        let v = if f & 16 != 0 { prev } else { third(cur, prev) };
+                        l << 4 | (state_byte(v, cur) as u32) << 8 | extra << 11
+                    }
+                    0 => 0,
+                    _ => *e,
+                };
+            }
             row
         })
         .collect()
@@ -519,5 +536,51 @@ mod tests {
             assert_eq!((r.hit, r.len), (hit, len));
             bit += r.bits as u64;
         }
+    }
+
+    /// Every skip entry of every built-in code says what decoding run by run says: the runs
+    /// wholly in the window (their count, bits, total length and the state after them), or
+    /// the long run whose code word is in it (its code bits, extra bits and state after).
+    #[test]
+    fn skip_entries_agree_with_decoding_run_by_run() {
+        let (mut normal, mut long) = (0, 0);
+        for k in 0..crate::db::format::CODES {
+            let dec = Decoder::new(&crate::db::format::builtin_code(k));
+            for state in 0..6u8 {
+                for top in 0..1u64 << SKIP_PEEK {
+                    // The window's first bits, then ones (so no later run fits in zeros).
+                    let window = top << (64 - SKIP_PEEK) | ((1 << (64 - SKIP_PEEK)) - 1);
+                    let e = dec.skip(state, window);
+                    let (mut st, mut used, mut total, mut runs) = (state, 0u32, 0u64, 0u32);
+                    while let Some(r) = dec.run((st >> 1) as usize, window << used)
+                        && used + r.bits <= SKIP_PEEK
+                        && runs < 15
+                    {
+                        st = AFTER[st as usize][r.hit as usize];
+                        used += r.bits;
+                        total += r.len;
+                        runs += 1;
+                    }
+                    if runs > 0 {
+                        normal += 1;
+                        assert_eq!(e & 15, runs, "runs, state {state} bits {top:b}");
+                        assert_eq!((e >> 4) & 15, used);
+                        assert_eq!((e >> 8) & 7, st as u32);
+                        assert_eq!((e >> 11) as u64, total);
+                        continue;
+                    }
+                    match dec.run((state >> 1) as usize, window) {
+                        Some(r) if r.bits - ((e >> 11) & 63) == (e >> 4) & 15 && e != 0 => {
+                            long += 1;
+                            assert_eq!((e >> 8) & 7, AFTER[state as usize][r.hit as usize] as u32);
+                            let extra = e >> 11;
+                            assert!(extra > 0 && r.len >= class_start(extra));
+                        }
+                        _ => assert_eq!(e, 0, "state {state} bits {top:b}"),
+                    }
+                }
+            }
+        }
+        assert!(normal > 0 && long > 0, "{normal} {long}");
     }
 }

@@ -1,7 +1,7 @@
 //! One compressed slice file (docs/FORMAT.md): the layout shared with the writer
 //! (`write.rs`), and the reader a probe decodes through.
 
-use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS};
+use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS, class_start};
 use super::crc32::{Crc32, crc32};
 use super::removed::Removal;
 use crate::slice::Slice;
@@ -395,11 +395,23 @@ impl SliceFile {
                 let mut valid = 64 - (c.bit % 8) as u32;
                 while valid >= SKIP_PEEK {
                     let e = self.decoder.skip(c.state, window);
-                    let len = (e >> 11) as u64;
-                    if e & 15 == 0 || pos + len > target {
+                    let (len, bits) = if e & 15 != 0 {
+                        ((e >> 11) as u64, (e >> 4) & 15)
+                    } else {
+                        // A long run: its code word is in the window, its extra bits follow.
+                        let (l, extra) = ((e >> 4) & 15, e >> 11);
+                        if l == 0 {
+                            break 'skip;
+                        }
+                        if valid < l + extra {
+                            continue 'skip;
+                        }
+                        let x = (window << l) >> (64 - extra);
+                        (class_start(extra) + x, l + extra)
+                    };
+                    if pos + len > target {
                         break 'skip;
                     }
-                    let bits = (e >> 4) & 15;
                     pos += len;
                     c.bit += bits as u64;
                     window <<= bits;
