@@ -384,6 +384,11 @@ impl SliceFile {
         }
         // Checks the state read from the block; every later state comes from the tables.
         let mut c = self.start(b, state, bit)?;
+        // The run of value code `v` that starts `at` and holds the target, within the block.
+        let found = |v: u8, at: u64, len: u64| {
+            let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+            Ok((value_of(v), first + at, (first + at + len).min(end)))
+        };
         loop {
             // Skip whole groups of short runs that end before the target. The state stays a
             // byte here (a table index), and the bits stay in a register: each step is a
@@ -410,7 +415,11 @@ impl SliceFile {
                         (class_start(extra) + x, l + extra)
                     };
                     if pos + len > target {
-                        break 'skip;
+                        if e & 15 > 1 {
+                            // Several runs: the one holding the target is found one by one.
+                            break 'skip;
+                        }
+                        return found(((e >> 8) & 7) as u8 >> 1, pos, len);
                     }
                     pos += len;
                     c.bit += bits as u64;
@@ -425,8 +434,7 @@ impl SliceFile {
             // One run at a time: a long one, or the one holding the target.
             let (v, len) = self.next_run(block, b, &mut c)?;
             if pos + len > target {
-                let end = self.index.get(b + 1).copied().unwrap_or(self.count);
-                return Ok((value_of(v), first + pos, (first + pos + len).min(end)));
+                return found(v, pos, len);
             }
             pos += len;
         }
