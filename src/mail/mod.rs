@@ -144,3 +144,85 @@ pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, Stri
     lock.release().map_err(|e| e.to_string())?;
     Ok(Delivery::Sent(alerts.len()))
 }
+
+/// The log and alerts of a watching daemon (`wsmonitor`, `wswatch`): each line stamped with
+/// the time and who speaks, echoed to standard error when asked; an action is also spooled
+/// as an alert, and remembered for the summary `--once` prints.
+pub struct Reporter {
+    site: PathBuf,
+    /// At the head of every log line after the time: `wsmonitor`, `wswatch HOST`.
+    speaker: String,
+    /// The host an alert is from (its subject's tag).
+    sender: String,
+    log: std::fs::File,
+    pub echo: bool,
+    /// The `[mail]` table of hosts.toml, for the daemon's deliveries.
+    pub mail: Option<MailConfig>,
+    pub actions: Vec<String>,
+}
+
+impl Reporter {
+    /// Appends to `<site>/logs/<log_name>.log` (created with its directory).
+    pub fn open(
+        site: &Path,
+        log_name: &str,
+        speaker: &str,
+        sender: &str,
+        mail: Option<MailConfig>,
+    ) -> Result<Reporter, String> {
+        let logs = site.join("logs");
+        std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+        let path = logs.join(format!("{log_name}.log"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Reporter {
+            site: site.to_path_buf(),
+            speaker: speaker.into(),
+            sender: sender.into(),
+            log,
+            echo: true,
+            mail,
+            actions: Vec::new(),
+        })
+    }
+
+    /// Logs `msg` at time `now`.
+    pub fn say(&mut self, now: u64, msg: &str) {
+        let line = format!(
+            "{} {} {msg}\n",
+            crate::runner::daemon::utc_timestamp(now),
+            self.speaker
+        );
+        let _ = self.log.write_all(line.as_bytes());
+        if self.echo {
+            eprint!("{line}");
+        }
+    }
+
+    /// Logs and mails an action.
+    pub fn act(&mut self, now: u64, subject: &str, body: &str) {
+        self.say(now, &format!("{subject}: {body}"));
+        self.actions.push(subject.to_string());
+        if let Err(e) = alert(&self.site, &self.sender, subject, body) {
+            self.say(now, &format!("could not spool the alert: {e}"));
+        }
+    }
+
+    /// Sends what the outbox holds if hosts.toml has a `[mail]` table, and logs the outcome.
+    pub fn deliver(&mut self, now: u64) {
+        let Some(cfg) = self.mail.clone() else {
+            return;
+        };
+        match deliver(&self.site, &cfg, now) {
+            Ok(Delivery::Sent(n)) => self.say(now, &format!("mailed {n} alert(s)")),
+            Ok(Delivery::Held(n)) => {
+                self.say(now, &format!("mail limit reached: {n} alert(s) wait"))
+            }
+            Ok(_) => {}
+            Err(e) => self.say(now, &format!("mail: {e}")),
+        }
+    }
+}

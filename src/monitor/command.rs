@@ -1,9 +1,10 @@
 //! The `wsmonitor` and `dbstart` commands around [`super::round`] and [`super::start`].
 
 use super::start::{StartOptions, dbstart};
-use super::{MonitorOptions, Reporter, answers, round};
+use super::{MonitorOptions, answers, round};
 use crate::cli::{CliError, STOP, output_error};
 use crate::hosts::Hosts;
+use crate::mail::Reporter;
 use crate::runner::record::now_secs;
 use crate::solve::Site;
 use std::io::Write;
@@ -40,27 +41,19 @@ fn start_options(ssh: &Option<String>) -> StartOptions {
 /// the round skipped, never the end of the monitor (except at the first round, where it is a
 /// configuration error to report).
 pub fn monitor_command(site: &Site, a: &MonitorArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let logs = site.root().join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    let path = logs.join("wsmonitor.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
     let mut hosts = load_hosts(site)?;
     let opts = MonitorOptions {
         grace: a.grace,
         timeout: a.timeout,
         start: start_options(&a.ssh),
     };
-    let mut rep = Reporter {
-        site,
-        log,
-        echo: true,
-        mail: hosts.mail.clone(),
-        actions: Vec::new(),
-    };
+    let mut rep = Reporter::open(
+        site.root(),
+        "wsmonitor",
+        "wsmonitor",
+        "wsmonitor",
+        hosts.mail.clone(),
+    )?;
     loop {
         let t0 = Instant::now();
         let now = a.now.unwrap_or_else(now_secs);

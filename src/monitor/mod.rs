@@ -128,34 +128,6 @@ pub fn answers(ssh: &str, timeout: Duration) -> bool {
         .any(|a| TcpStream::connect_timeout(&a, timeout).is_ok())
 }
 
-/// The monitor's log and mail.
-pub struct Reporter<'a> {
-    pub site: &'a Site,
-    pub log: std::fs::File,
-    pub echo: bool,
-    pub mail: Option<crate::mail::MailConfig>,
-    pub actions: Vec<String>,
-}
-
-impl Reporter<'_> {
-    pub fn say(&mut self, now: u64, msg: &str) {
-        let line = format!("{} wsmonitor {msg}\n", utc_timestamp(now));
-        let _ = self.log.write_all(line.as_bytes());
-        if self.echo {
-            eprint!("{line}");
-        }
-    }
-
-    /// Logs and mails an action.
-    pub fn act(&mut self, now: u64, subject: &str, body: &str) {
-        self.say(now, &format!("{subject}: {body}"));
-        self.actions.push(subject.to_string());
-        if let Err(e) = crate::mail::alert(self.site.root(), "wsmonitor", subject, body) {
-            self.say(now, &format!("could not spool the alert: {e}"));
-        }
-    }
-}
-
 /// Requeues the running jobs of `host` (not the failed ones, nor those of boot `keep_boot`,
 /// whose runners live) at the top of their queues.
 fn requeue_host_jobs(
@@ -163,7 +135,7 @@ fn requeue_host_jobs(
     here: &Machine,
     host: &str,
     keep_boot: Option<&str>,
-    rep: &mut Reporter,
+    rep: &mut crate::mail::Reporter,
     now: u64,
 ) -> Result<Vec<String>, String> {
     let mut requeued = Vec::new();
@@ -217,7 +189,7 @@ pub fn round(
     opts: &MonitorOptions,
     now: u64,
     up: &mut dyn FnMut(&Host) -> bool,
-    rep: &mut Reporter,
+    rep: &mut crate::mail::Reporter,
 ) -> Result<(), String> {
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     for h in &hosts.hosts {
@@ -226,16 +198,7 @@ pub fn round(
             rep.act(now, &format!("error checking {}", h.name), &e);
         }
     }
-    if let Some(cfg) = rep.mail.clone() {
-        match crate::mail::deliver(site.root(), &cfg, now) {
-            Ok(crate::mail::Delivery::Sent(n)) => rep.say(now, &format!("mailed {n} alert(s)")),
-            Ok(crate::mail::Delivery::Held(n)) => {
-                rep.say(now, &format!("mail limit reached: {n} alert(s) wait"))
-            }
-            Ok(_) => {}
-            Err(e) => rep.say(now, &format!("mail: {e}")),
-        }
-    }
+    rep.deliver(now);
     Ok(())
 }
 
@@ -249,7 +212,7 @@ fn check_host(
     now: u64,
     answers: bool,
     here: &Machine,
-    rep: &mut Reporter,
+    rep: &mut crate::mail::Reporter,
 ) -> Result<(), String> {
     let mut st = read_state(site, &h.name);
     // The boot id: asked over ssh (a heartbeat may outlive a quick reboot by seconds), else
@@ -383,7 +346,13 @@ fn check_host(
 }
 
 /// Starts the host's runners, mailing the result (a failure is an action too).
-fn restart(site: &Site, h: &Host, opts: &MonitorOptions, now: u64, rep: &mut Reporter) {
+fn restart(
+    site: &Site,
+    h: &Host,
+    opts: &MonitorOptions,
+    now: u64,
+    rep: &mut crate::mail::Reporter,
+) {
     match start::start_runners(site, h, &opts.start) {
         Ok(how) => rep.act(now, &format!("started runners on {}", h.name), &how),
         Err(e) => rep.act(now, &format!("could not start runners on {}", h.name), &e),

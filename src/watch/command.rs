@@ -1,8 +1,9 @@
 //! The `wswatch` command around [`super::round`].
 
-use super::{Reporter, WatchOptions, round};
+use super::{WatchOptions, round};
 use crate::cli::{CliError, STOP, output_error};
 use crate::hosts::Hosts;
+use crate::mail::Reporter;
 use crate::runner::record::now_secs;
 use crate::solve::Site;
 use std::io::Write;
@@ -44,21 +45,13 @@ pub fn watch_command(site: &Site, a: &WatchArgs, out: &mut dyn Write) -> Result<
     let host = hosts.host(&name).cloned().ok_or_else(|| {
         format!("host {name:?} has no [[host]] table in hosts.toml (or give --host)")
     })?;
-    let logs = site.root().join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    let path = logs.join(format!("wswatch-{name}.log"));
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut rep = Reporter {
-        site: site.clone(),
-        host: name,
-        log,
-        echo: true,
-        actions: Vec::new(),
-    };
+    let mut rep = Reporter::open(
+        site.root(),
+        &format!("wswatch-{name}"),
+        &format!("wswatch {name}"),
+        &name,
+        hosts.mail.clone(),
+    )?;
     loop {
         let t0 = Instant::now();
         let now = a.now.unwrap_or_else(now_secs);
@@ -66,13 +59,9 @@ pub fn watch_command(site: &Site, a: &WatchArgs, out: &mut dyn Write) -> Result<
             if a.once {
                 return Err(e.into());
             }
-            let _ = writeln!(rep.log, "error: {e}");
+            rep.say(now, &format!("error: {e}"));
         }
-        if let Some(cfg) = &hosts.mail
-            && let Err(e) = crate::mail::deliver(site.root(), cfg, now)
-        {
-            let _ = writeln!(rep.log, "mail: {e}");
-        }
+        rep.deliver(now);
         if a.once {
             break;
         }

@@ -29,10 +29,8 @@
 pub mod command;
 
 use crate::hosts::Host;
-use crate::runner::daemon::utc_timestamp;
 use crate::runner::record;
 use crate::solve::Site;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Where activity is read from (globs are directory + prefix, to need no glob crate).
@@ -213,40 +211,13 @@ fn job_processes(site: &Site, host: &str) -> Result<Vec<(u32, String)>, String> 
         .collect())
 }
 
-/// The watcher's log and mail.
-pub struct Reporter {
-    pub site: Site,
-    pub host: String,
-    pub log: std::fs::File,
-    pub echo: bool,
-    pub actions: Vec<String>,
-}
-
-impl Reporter {
-    fn act(&mut self, now: u64, subject: &str, body: &str) {
-        let line = format!(
-            "{} wswatch {} {subject}: {body}\n",
-            utc_timestamp(now),
-            self.host
-        );
-        let _ = self.log.write_all(line.as_bytes());
-        if self.echo {
-            eprint!("{line}");
-        }
-        self.actions.push(subject.to_string());
-        if let Err(e) = crate::mail::alert(self.site.root(), &self.host, subject, body) {
-            let _ = writeln!(self.log, "could not spool the alert: {e}");
-        }
-    }
-}
-
 /// One round at time `now` on `host`.
 pub fn round(
     site: &Site,
     host: &Host,
     opts: &WatchOptions,
     now: u64,
-    rep: &mut Reporter,
+    rep: &mut crate::mail::Reporter,
 ) -> Result<(), String> {
     use nix::sys::signal::Signal;
     let mut st = read_state(site, &host.name);
