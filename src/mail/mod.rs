@@ -145,8 +145,21 @@ pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, Stri
     Ok(Delivery::Sent(alerts.len()))
 }
 
+/// The log line for a delivery's outcome (none when there was nothing to do).
+pub fn delivery_line(outcome: &Result<Delivery, String>, cfg: &MailConfig) -> Option<String> {
+    match outcome {
+        Ok(Delivery::Sent(n)) => Some(format!("mailed {n} alert(s) to {}", cfg.to.join(", "))),
+        Ok(Delivery::Held(n)) => Some(format!(
+            "mail limit of {} per hour reached: {n} alert(s) wait in the outbox",
+            cfg.max_per_hour
+        )),
+        Ok(Delivery::Empty | Delivery::Busy) => None,
+        Err(e) => Some(format!("mail: {e}")),
+    }
+}
+
 /// The log and alerts of a watching daemon (`wsmonitor`, `wswatch`): each line stamped with
-/// the time and who speaks, echoed to standard error when asked; an action is also spooled
+/// the time and who speaks, and echoed to standard error; an action is also spooled
 /// as an alert, and remembered for the summary `--once` prints.
 pub struct Reporter {
     site: PathBuf,
@@ -155,7 +168,6 @@ pub struct Reporter {
     /// The host an alert is from (its subject's tag).
     sender: String,
     log: std::fs::File,
-    pub echo: bool,
     /// The `[mail]` table of hosts.toml, for the daemon's deliveries.
     pub mail: Option<MailConfig>,
     pub actions: Vec<String>,
@@ -183,7 +195,6 @@ impl Reporter {
             speaker: speaker.into(),
             sender: sender.into(),
             log,
-            echo: true,
             mail,
             actions: Vec::new(),
         })
@@ -197,9 +208,7 @@ impl Reporter {
             self.speaker
         );
         let _ = self.log.write_all(line.as_bytes());
-        if self.echo {
-            eprint!("{line}");
-        }
+        eprint!("{line}");
     }
 
     /// Logs and mails an action.
@@ -213,16 +222,11 @@ impl Reporter {
 
     /// Sends what the outbox holds if hosts.toml has a `[mail]` table, and logs the outcome.
     pub fn deliver(&mut self, now: u64) {
-        let Some(cfg) = self.mail.clone() else {
+        let Some(cfg) = &self.mail else {
             return;
         };
-        match deliver(&self.site, &cfg, now) {
-            Ok(Delivery::Sent(n)) => self.say(now, &format!("mailed {n} alert(s)")),
-            Ok(Delivery::Held(n)) => {
-                self.say(now, &format!("mail limit reached: {n} alert(s) wait"))
-            }
-            Ok(_) => {}
-            Err(e) => self.say(now, &format!("mail: {e}")),
+        if let Some(line) = delivery_line(&deliver(&self.site, cfg, now), cfg) {
+            self.say(now, &line);
         }
     }
 }

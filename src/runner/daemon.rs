@@ -122,21 +122,9 @@ impl Log {
 
 /// One delivery of the outbox, logged.
 fn send_outbox(site: &Path, cfg: &crate::mail::MailConfig, log: &Log, runner: usize) {
-    use crate::mail::Delivery;
-    match crate::mail::deliver(site, cfg, now_secs()) {
-        Ok(Delivery::Sent(n)) => log.line(
-            runner,
-            &format!("mailed {n} alert(s) to {}", cfg.to.join(", ")),
-        ),
-        Ok(Delivery::Held(n)) => log.line(
-            runner,
-            &format!(
-                "mail limit of {} per hour reached: {n} alert(s) wait in the outbox",
-                cfg.max_per_hour
-            ),
-        ),
-        Ok(Delivery::Empty | Delivery::Busy) => {}
-        Err(e) => log.line(runner, &format!("mail: {e}")),
+    let outcome = crate::mail::deliver(site, cfg, now_secs());
+    if let Some(line) = crate::mail::delivery_line(&outcome, cfg) {
+        log.line(runner, &line);
     }
 }
 
