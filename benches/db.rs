@@ -57,15 +57,18 @@ impl Group {
     }
 }
 
-/// Random positions of `pieces` pieces without a capture for the side to move, `n` of
-/// them, and the ones among them whose value is stored (threats are, in slices that keep
-/// them).
-fn sample_positions(
-    db: &Database,
-    slices: &[Slice],
-    pieces: u32,
-    n: usize,
-) -> (Vec<Position>, Vec<Position>) {
+/// Random positions without a capture for the side to move, split by what a probe does.
+struct Sample {
+    /// All of them.
+    quiet: Vec<Position>,
+    /// Those whose value is stored (threats are, in slices that keep them).
+    stored: Vec<Position>,
+    /// The rest: threats the probe searches.
+    searched: Vec<Position>,
+}
+
+/// `n` random non-capture positions of `pieces` pieces.
+fn sample_positions(db: &Database, slices: &[Slice], pieces: u32, n: usize) -> Sample {
     let big: Vec<SliceIndex> = slices
         .iter()
         .filter(|s| s.pieces() == pieces)
@@ -74,8 +77,12 @@ fn sample_positions(
     let total: u64 = big.iter().map(|ix| ix.count()).sum();
     let mut rng = nowdb::rng::XorShift::new(0x2545_F491_4F6C_DD1D);
     let mut moves = MoveList::new();
-    let (mut quiet, mut stored) = (Vec::new(), Vec::new());
-    while quiet.len() < n {
+    let mut sample = Sample {
+        quiet: Vec::new(),
+        stored: Vec::new(),
+        searched: Vec::new(),
+    };
+    while sample.quiet.len() < n {
         let mut at = rng.below(total);
         let ix = big
             .iter()
@@ -93,13 +100,14 @@ fn sample_positions(
         if kind == Kind::Capture {
             continue;
         }
-        quiet.push(p);
+        sample.quiet.push(p);
         let removal = db.slice(&Slice::of(&p)).unwrap().file.removal;
-        if !removal.removes(kind) {
-            stored.push(p);
+        match removal.removes(kind) {
+            false => sample.stored.push(p),
+            true => sample.searched.push(p),
         }
     }
-    (quiet, stored)
+    sample
 }
 
 /// Probes every position (not inlined, so that `valgrind --tool=callgrind` reports its cost:
@@ -126,9 +134,9 @@ fn probe_threat_positions(db: &Database, ps: &[Position]) {
 }
 
 /// The database of the site named last on the command line, `n` random non-capture
-/// positions of its largest piece count (and the stored ones among them), probed once so
-/// that the block cache is warm: `(database, pieces, non-capture, stored)`.
-fn warm_database(args: &[String], n: usize) -> (Database, u32, Vec<Position>, Vec<Position>) {
+/// positions of its largest piece count, probed once so that the block cache is warm:
+/// `(database, pieces, sample)`.
+fn warm_database(args: &[String], n: usize) -> (Database, u32, Sample) {
     let root = args
         .iter()
         .skip(1)
@@ -138,9 +146,9 @@ fn warm_database(args: &[String], n: usize) -> (Database, u32, Vec<Position>, Ve
     let slices = list_slices(&dir).unwrap();
     let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
     let db = Database::open(&dir, 1 << 30).unwrap();
-    let (quiet, stored) = sample_positions(&db, &slices, pieces, n);
-    probe_all(&db, &quiet);
-    (db, pieces, quiet, stored)
+    let sample = sample_positions(&db, &slices, pieces, n);
+    probe_all(&db, &sample.quiet);
+    (db, pieces, sample)
 }
 
 fn split_name(s: &Slice) -> String {
@@ -227,32 +235,23 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(k) = args.iter().position(|a| a == "--probe-only") {
         let n: usize = args[k + 1].parse().expect("--probe-only N");
-        let (db, _, quiet, stored) = warm_database(&args, n);
-        // After the warming pass over `quiet` (so no block is read from disk): callgrind's
-        // inclusive counts of these two functions, divided by the counts printed, are the
-        // instructions per stored and per threat probe.
-        // The positions searched: threats whose slices do not store them.
-        let threats: Vec<Position> = quiet
-            .iter()
-            .filter(|p| {
-                let removal = db.slice(&Slice::of(p)).unwrap().file.removal;
-                removal.removes(classify(p, &mut MoveList::new()))
-            })
-            .copied()
-            .collect();
-        probe_stored_positions(&db, &stored);
-        probe_threat_positions(&db, &threats);
+        let (db, _, sample) = warm_database(&args, n);
+        // After the warming pass (so no block is read from disk): callgrind's inclusive
+        // counts of these two functions, divided by the counts printed, are the
+        // instructions per stored and per searched threat probe.
+        probe_stored_positions(&db, &sample.stored);
+        probe_threat_positions(&db, &sample.searched);
         println!(
             "{} stored, {} threat positions probed",
-            stored.len(),
-            threats.len()
+            sample.stored.len(),
+            sample.searched.len()
         );
         return;
     }
     if args.iter().any(|a| a == "--probe-rates") {
         // Warm-cache rates only, best of five rounds each (this machine's speed varies).
-        let (db, pieces, quiet, stored) = warm_database(&args, 1_000_000);
-        for (what, ps) in [("stored", &stored), ("non-capture", &quiet)] {
+        let (db, pieces, sample) = warm_database(&args, 1_000_000);
+        for (what, ps) in [("stored", &sample.stored), ("non-capture", &sample.quiet)] {
             let best = (0..5)
                 .map(|_| {
                     let t = Instant::now();
@@ -333,7 +332,11 @@ fn main() {
     // Probe rates on random non-capture positions of the largest piece count.
     let pieces = slices.iter().map(|s| s.pieces()).max().unwrap();
     let cold = Database::open(&dir, 1 << 30).unwrap();
-    let (quiet, stored) = sample_positions(&cold, &slices, pieces, 1_000_000);
+    let Sample {
+        quiet,
+        stored,
+        searched,
+    } = sample_positions(&cold, &slices, pieces, 1_000_000);
     let rate = |db: &Database, ps: &[Position]| {
         let t = Instant::now();
         probe_all(db, ps);
@@ -349,7 +352,7 @@ fn main() {
     rate(&warm, &quiet);
     println!(
         "warm cache (1 thread), {pieces}-piece non-capture positions ({:.1}% threats searched): {:.2} M probes/s",
-        100.0 * (quiet.len() - stored.len()) as f64 / quiet.len() as f64,
+        100.0 * searched.len() as f64 / quiet.len() as f64,
         rate(&warm, &quiet) / 1e6
     );
     println!(

@@ -3,7 +3,7 @@
 
 use super::cache::{BlockCache, SlotHint};
 use super::format::{Block, SliceFile};
-use super::removed::{Removal, removed_threat_children};
+use super::removed::{Kind, removed_threat_children};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
@@ -282,7 +282,7 @@ impl Database {
         let s = self.slice(&Slice::of(pos))?;
         // Most positions are stored, and so are all threats of a slice that keeps them:
         // answer them without building a move list.
-        if !white_has_capture(pos) || s.file.removal == Removal::Captures {
+        if !white_has_capture(pos) || !s.file.removal.removes(Kind::Threat) {
             return self.stored(s, pos, cache);
         }
         let mut moves = MoveList::new();

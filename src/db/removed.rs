@@ -118,7 +118,7 @@ pub struct RangeRuns {
 
 /// The runs of a range under both removal rules, and how many of its positions are
 /// removable threats: the build codes the slice both ways and keeps one
-/// (`format::write_best_slice`).
+/// (`write::write_best_slice`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleRuns {
     /// [`Removal::CapturesAndThreats`].
