@@ -47,6 +47,29 @@ pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<
     })
 }
 
+/// Opens `path` for appending (a log, a list of events), creating it and, if missing, its
+/// directory; an error names the file. Each `write` of the result lands whole at the end,
+/// even with other writers.
+pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
+    let named = |p: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", p.display()));
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    };
+    match open() {
+        // The directory is made only when missing: over sshfs every call is a round trip.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(d).map_err(|e| named(d, e))?;
+            }
+            open().map_err(|e| named(path, e))
+        }
+        r => r.map_err(|e| named(path, e)),
+    }
+}
+
 /// The entries of `dir` that are not hidden (temporaries of [`replace`], FUSE's
 /// `.fuse_hidden*` copies of files replaced while open), as (name, path); a missing
 /// directory has none. Any other error is returned, naming the directory: reading it as
@@ -183,6 +206,18 @@ mod tests {
         names.sort();
         assert_eq!(names, ["blocked", "state"]);
         assert!(list(&dir.join("missing")).unwrap().is_empty());
+        let log = dir.join("logs/new/a.log");
+        for line in ["one\n", "two\n"] {
+            open_append(&log)
+                .unwrap()
+                .write_all(line.as_bytes())
+                .unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "one\ntwo\n");
+        let err = open_append(&dir.join("sub/state/x"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("sub/state"), "{err}");
         let err = list(&dir.join("sub/state")).unwrap_err().to_string();
         assert!(err.contains("sub/state"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);

@@ -135,11 +135,7 @@ pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, Stri
         let _ = std::fs::remove_file(f);
     }
     let log = site.join("mail/sent");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut f = crate::files::open_append(&log).map_err(|e| e.to_string())?;
     let _ = writeln!(f, "{now} {} {subject}", alerts.len());
     lock.release().map_err(|e| e.to_string())?;
     Ok(Delivery::Sent(alerts.len()))
@@ -182,14 +178,8 @@ impl Reporter {
         sender: &str,
         mail: Option<MailConfig>,
     ) -> Result<Reporter, String> {
-        let logs = site.join("logs");
-        std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-        let path = logs.join(format!("{log_name}.log"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = site.join("logs").join(format!("{log_name}.log"));
+        let log = crate::files::open_append(&path).map_err(|e| e.to_string())?;
         Ok(Reporter {
             site: site.to_path_buf(),
             speaker: speaker.into(),

@@ -153,12 +153,9 @@ fn requeue_host_jobs(
 
 fn add_crashed(site: &Site, host: &str, now: u64) -> Result<(), String> {
     let path = site.root().join("crashed");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    writeln!(f, "{host} {now} {}", utc_timestamp(now)).map_err(|e| e.to_string())
+    let mut f = crate::files::open_append(&path).map_err(|e| e.to_string())?;
+    writeln!(f, "{host} {now} {}", utc_timestamp(now))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn remove_crashed(site: &Site, host: &str) -> Result<(), String> {

@@ -58,12 +58,7 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
     };
     let out = root.join("logs").join(format!("{}.daemon.out", host.name));
     if host.name == opts.local_host {
-        std::fs::create_dir_all(root.join("logs")).map_err(|e| e.to_string())?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&out)
-            .map_err(|e| format!("{}: {e}", out.display()))?;
+        let log = crate::files::open_append(&out).map_err(|e| e.to_string())?;
         use std::os::unix::process::CommandExt;
         let child = Command::new(&bin)
             .arg("--site")

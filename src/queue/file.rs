@@ -197,15 +197,12 @@ impl Queue {
             text.push('\n');
         }
         self.locked(here, log, || {
-            let write = || -> io::Result<()> {
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)?;
-                f.write_all(text.as_bytes())?;
-                f.sync_all()
-            };
-            write().map_err(|e| format!("appending to {}: {e}", self.path.display()))
+            // The opening error names the file already.
+            let mut f =
+                crate::files::open_append(&self.path).map_err(|e| format!("appending to {e}"))?;
+            f.write_all(text.as_bytes())
+                .and_then(|()| f.sync_all())
+                .map_err(|e| format!("appending to {}: {e}", self.path.display()))
         })
     }
 

@@ -562,11 +562,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     }
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     let log_path = site.root().join("logs").join(format!("{}.log", opts.host));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let file = crate::files::open_append(&log_path).map_err(|e| e.to_string())?;
     let wake = Arc::new(Wake {
         generation: Mutex::new(0),
         cv: Condvar::new(),

@@ -9,7 +9,7 @@
 
 use super::Site;
 use crate::slice::Slice;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -27,14 +27,7 @@ pub struct QueueWriter {
 impl QueueWriter {
     /// Opens (creating) the file for appending; a torn last entry from a crash is cut off.
     pub fn open(path: &Path) -> io::Result<QueueWriter> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| with_path(dir, e))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| with_path(path, e))?;
+        let file = crate::files::open_append(path)?;
         let len = file.metadata()?.len();
         if len % 8 != 0 {
             file.set_len(len - len % 8)
