@@ -520,5 +520,44 @@ fn dbstatus_reports_runners_slices_and_totals() {
     let runners = dbstatus(&["runners"]);
     assert!(runners.starts_with("host\trunner\tstate"), "{runners}");
     assert!(dbstatus(&["--json", "runners"]).contains("\"running\":[]"));
+    // A running pair job shows the step it noted (its phase jobs' checkpoints may be in a
+    // scratch directory on its machine).
+    let line = "pair 1200.-- -max 01 -s 1 -n 00";
+    let job = match nowdb::queue::line::parse_line(line) {
+        Ok(Some(nowdb::queue::QueueLine::Job(q))) => q.job().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let sitedir = nowdb::solve::Site::new(&site);
+    let now = nowdb::runner::record::now_secs();
+    std::fs::write(
+        sitedir.job_note_file(&job),
+        format!("step 5 noio 1200.-- round 2 since {}\n", now - 7),
+    )
+    .unwrap();
+    let record = nowdb::runner::record::RunningRecord {
+        host: "w1".into(),
+        boot_id: "b".into(),
+        pid: 1,
+        pid_start: 1,
+        child: 0,
+        child_start: 0,
+        queue: "small".into(),
+        line: line.into(),
+        since: now - 9,
+        failed: None,
+    };
+    let path = nowdb::runner::record::running_dir(&sitedir).join("w1-1-0");
+    record.write(&path, false).unwrap();
+    let runners = dbstatus(&["runners"]);
+    assert!(
+        runners.contains(&format!("{line}\tstep 5 noio 1200.-- round 2 for ")),
+        "{runners}"
+    );
+    let json = dbstatus(&["--json", "runners"]);
+    assert!(
+        json.contains("\"step\":\"step 5 noio 1200.-- round 2 for "),
+        "{json}"
+    );
+    std::fs::remove_file(&path).unwrap();
     let _ = std::fs::remove_dir_all(&site);
 }

@@ -95,12 +95,75 @@ impl Drop for Scratch {
     }
 }
 
+/// A pair job's steps are noted only once it has run this long: most pairs finish sooner,
+/// and each note is a round trip over a network filesystem.
+const NOTE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a pair job is doing, in the site for `dbstatus runners` (`Site::job_note_file`):
+/// the step it is on (one phase job of one slice) and since when. Removed at the end.
+struct StepNote {
+    path: PathBuf,
+    started: std::time::Instant,
+    steps: u32,
+    written: bool,
+}
+
+impl StepNote {
+    fn new(site: &Site, job: &Job) -> StepNote {
+        StepNote {
+            path: site.job_note_file(job),
+            started: std::time::Instant::now(),
+            steps: 0,
+            written: false,
+        }
+    }
+
+    /// Notes that `job` starts (best effort: a note that cannot be written only leaves
+    /// `dbstatus` without it).
+    fn step(&mut self, job: &Job) {
+        self.steps += 1;
+        if self.started.elapsed() < NOTE_AFTER {
+            return;
+        }
+        let round = match job.round {
+            0 => String::new(),
+            r => format!(" round {r}"),
+        };
+        let text = format!(
+            "step {} {} {}{round} since {}\n",
+            self.steps,
+            job.phase,
+            job.slice,
+            crate::runner::record::now_secs()
+        );
+        let volatile = crate::files::Durability::Volatile;
+        self.written |= crate::files::replace(&self.path, text.as_bytes(), volatile).is_ok();
+    }
+}
+
+impl Drop for StepNote {
+    fn drop(&mut self) {
+        if self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The step a running pair job noted and since when: `("step 7 que 1113.00 round 3",
+/// 1790000000)`; `None` before its first note.
+pub fn read_step(site: &Site, job: &Job) -> Option<(String, u64)> {
+    let text = std::fs::read_to_string(site.job_note_file(job)).ok()?;
+    let (what, since) = text.trim_end().rsplit_once(" since ")?;
+    Some((what.to_string(), since.parse().ok()?))
+}
+
 /// Runs `pair S` (see the module documentation).
 pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let slices = SlicePair::of(job.slice).slices();
     let scratch = Scratch::new(site, &slices[0])?;
     let work = scratch.as_ref().map_or(site, |s| &s.site);
-    run_stages(site, work, &slices, opts).map_err(|e| match &scratch {
+    let mut note = StepNote::new(site, job);
+    run_stages(site, work, &slices, opts, &mut note).map_err(|e| match &scratch {
         // Name the site's files, not their links in the scratch directory.
         Some(s) => SolveError(e.0.replace(
             &s.dir.display().to_string(),
@@ -111,7 +174,13 @@ pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
 }
 
 /// The stages of [`run_pair`], with the pair's work in `work` (the site or a scratch).
-fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> Result<Outcome> {
+fn run_stages(
+    site: &Site,
+    work: &Site,
+    slices: &[Slice],
+    opts: &RunOptions,
+    note: &mut StepNote,
+) -> Result<Outcome> {
     let scratch = !std::ptr::eq(site, work);
     let mut total = PhaseStats::default();
     let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
@@ -125,7 +194,7 @@ fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> 
             // What an attempt without scratch left in the site is of no use now.
             discard_work(site, slices)?;
         }
-        if !solve(work, slices, &opts, &mut total)? {
+        if !solve(work, slices, &opts, &mut total, note)? {
             return Ok(stopped(total));
         }
         publish_pair(work, slices, true)?;
@@ -133,14 +202,20 @@ fn run_stages(site: &Site, work: &Site, slices: &[Slice], opts: &RunOptions) -> 
     let db = site.db_dir();
     for s in slices {
         if !crate::db::probe::slice_path(&db, s).exists()
-            && !run(work, Job::whole(Phase::Build, *s, 0), opts, &mut total)?
+            && !run(
+                work,
+                Job::whole(Phase::Build, *s, 0),
+                opts,
+                &mut total,
+                note,
+            )?
         {
             return Ok(stopped(total));
         }
     }
     if !slices.iter().all(|s| verified_marker(site, s).exists()) {
         for s in slices {
-            if !run(work, Job::whole(Phase::Ver, *s, 0), opts, &mut total)? {
+            if !run(work, Job::whole(Phase::Ver, *s, 0), opts, &mut total, note)? {
                 return Ok(stopped(total));
             }
         }
@@ -171,7 +246,14 @@ fn settle_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
 }
 
 /// Runs one job to its end; false when it was stopped (SIGTERM or deadline).
-fn run(site: &Site, job: Job, opts: &RunOptions, total: &mut PhaseStats) -> Result<bool> {
+fn run(
+    site: &Site,
+    job: Job,
+    opts: &RunOptions,
+    total: &mut PhaseStats,
+    note: &mut StepNote,
+) -> Result<bool> {
+    note.step(&job);
     match run_job(site, &job, opts)? {
         Outcome::Done(stats) => {
             total.add(&stats);
@@ -197,7 +279,13 @@ fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
 }
 
 /// Solves the pair from nothing up to `fill`; false when stopped on the way.
-fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStats) -> Result<bool> {
+fn solve(
+    site: &Site,
+    slices: &[Slice],
+    opts: &RunOptions,
+    total: &mut PhaseStats,
+    note: &mut StepNote,
+) -> Result<bool> {
     // Whatever an interrupted attempt left was never synced: start again.
     discard_work(site, slices)?;
     let mut stage = Stage::Cap;
@@ -231,7 +319,7 @@ fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStat
         let mut looked = 0;
         for job in jobs {
             let before = total.looked;
-            if !run(site, job, opts, total)? {
+            if !run(site, job, opts, total, note)? {
                 return Ok(false);
             }
             looked += total.looked - before;
@@ -248,6 +336,27 @@ fn solve(site: &Site, slices: &[Slice], opts: &RunOptions, total: &mut PhaseStat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_pair_job_notes_its_step_and_removes_the_note_at_its_end() {
+        let dir = crate::files::test_dir("step-note");
+        let site = Site::new(&dir);
+        let slice: Slice = "2100".parse().unwrap();
+        let pair = Job::whole(Phase::Pair, slice, 0);
+        let que = Job::whole(Phase::Que, slice, 3);
+        let mut note = StepNote::new(&site, &pair);
+        // A short job writes nothing (no round trip for the many small pairs).
+        note.step(&Job::whole(Phase::Cap, slice, 0));
+        assert!(!site.job_note_file(&pair).exists() && read_step(&site, &pair).is_none());
+        note.started -= NOTE_AFTER;
+        note.step(&que);
+        let (what, since) = read_step(&site, &pair).unwrap();
+        assert_eq!(what, format!("step 2 que {slice} round 3"));
+        assert!(since.abs_diff(crate::runner::record::now_secs()) < 60);
+        drop(note);
+        assert!(!site.job_note_file(&pair).exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn stale_scratch_goes_without_touching_the_site_it_links_to() {

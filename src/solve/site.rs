@@ -4,6 +4,7 @@
 //! work/<slice>.nwk                    work file of a slice being solved
 //! work/queue/<slice>/r<R>-<first>.pq  positions a job of round R resolved (the position queue)
 //! work/ckpt/<job>.ckpt                checkpoint of a job: next index, queue length, statistics
+//! work/ckpt/<job>.now                 what a running `pair` job is doing (for `dbstatus`)
 //! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
 //! db/<slice>.ndb                      compressed slice (docs/FORMAT.md)
 //! db/parts/<slice>/<first>-<last>.part runs of one `build` job, until the slice is assembled
@@ -62,6 +63,14 @@ impl Site {
     /// The position queue a job of `round` on `s` starting at `first` writes.
     pub fn queue_file(&self, s: &Slice, round: u32, first: u64) -> PathBuf {
         self.queue_dir(s).join(format!("r{round}-{first}.pq"))
+    }
+
+    /// What a running `pair` job is doing now: its steps' checkpoints may be in a scratch
+    /// directory on the runner's machine (`solve::pair_job`).
+    pub fn job_note_file(&self, job: &Job) -> PathBuf {
+        self.root
+            .join("work/ckpt")
+            .join(format!("{}.now", job.file_stem()))
     }
 
     pub fn checkpoint_file(&self, job: &Job) -> PathBuf {

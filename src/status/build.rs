@@ -10,16 +10,22 @@ use crate::slice::{Slice, SlicePair};
 use crate::solve::{Phase, Site, checkpoint};
 use std::io::Write;
 
-/// How far a running job has got, from its checkpoint: positions done of its range.
-fn job_progress(site: &Site, rec: &record::RunningRecord) -> Option<(u64, u64)> {
+/// How far a running job has got, from its checkpoint: positions done of its range, and
+/// for a `pair` job the step it noted (its steps' own checkpoints may be on its machine).
+fn job_progress(site: &Site, rec: &record::RunningRecord) -> Option<(u64, u64, Option<String>)> {
     let (_, job) = rec.job().ok()?;
+    if job.phase == Phase::Pair {
+        let step = crate::solve::pair_job::read_step(site, &job)
+            .map(|(what, since)| format!("{what} for {}s", now_secs().saturating_sub(since)));
+        return Some((0, 0, step));
+    }
     let size = job.last - job.first;
     let done = match checkpoint::load(site, &job).ok()? {
         Some(c) if c.complete => size,
         Some(c) => c.next.saturating_sub(job.first).min(size),
         None => 0,
     };
-    Some((done, size))
+    Some((done, size, None))
 }
 
 /// What wsmonitor and the runners' heartbeat say of a host.
@@ -39,6 +45,20 @@ fn host_health(site: &Site, host: &str, now: u64) -> String {
         ""
     };
     format!("{monitor}, {beat}{paused}")
+}
+
+/// One running record as `dbstatus runners` shows it.
+struct RunnerRow {
+    host: String,
+    runner: String,
+    state: String,
+    line: String,
+    /// Positions done of `size` (from the job's checkpoint).
+    done: u64,
+    size: u64,
+    /// A `pair` job's step instead.
+    step: Option<String>,
+    since: u64,
 }
 
 /// `dbstatus runners`: the hosts of `hosts.toml` and every running record: host, runner,
@@ -62,16 +82,17 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             Some(f) => format!("failed: {f}"),
             None => "running".to_string(),
         };
-        let (done, size) = job_progress(site, r).unwrap_or((0, 0));
-        rows.push((
-            r.host.clone(),
+        let (done, size, step) = job_progress(site, r).unwrap_or((0, 0, None));
+        rows.push(RunnerRow {
+            host: r.host.clone(),
             runner,
             state,
-            r.line.clone(),
+            line: r.line.clone(),
             done,
             size,
-            r.since,
-        ));
+            step,
+            since: r.since,
+        });
     }
     let text = if json {
         let hs: Vec<String> = hosts
@@ -89,9 +110,11 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             .collect();
         let rs: Vec<String> = rows
             .iter()
-            .map(|(h, runner, state, line, d, n, since)| {
+            .map(|r| {
+                let step = r.step.as_ref().map_or("null".into(), |s| format!("{s:?}"));
                 format!(
-                    "{{\"host\":\"{h}\",\"runner\":\"{runner}\",\"state\":{state:?},\"job\":\"{line}\",\"done\":{d},\"positions\":{n},\"since\":{since}}}"
+                    "{{\"host\":\"{}\",\"runner\":\"{}\",\"state\":{:?},\"job\":\"{}\",\"done\":{},\"positions\":{},\"step\":{step},\"since\":{}}}",
+                    r.host, r.runner, r.state, r.line, r.done, r.size, r.since
                 )
             })
             .collect();
@@ -103,7 +126,7 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
     } else {
         let mut t = String::new();
         for h in &hosts {
-            let busy = rows.iter().filter(|r| r.0 == h.name).count();
+            let busy = rows.iter().filter(|r| r.host == h.name).count();
             t += &format!(
                 "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now; {}\n",
                 h.name,
@@ -114,16 +137,20 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             );
         }
         t += "host\trunner\tstate\tjob\tprogress\tsince\n";
-        for (h, runner, state, line, d, n, since) in &rows {
-            let pct = if *n > 0 {
-                100.0 * *d as f64 / *n as f64
-            } else {
-                0.0
+        for r in &rows {
+            let progress = match (&r.step, r.size) {
+                (Some(step), _) => step.clone(),
+                (None, 0) => "0%".into(),
+                (None, n) => format!("{:.0}%", 100.0 * r.done as f64 / n as f64),
             };
             t += &format!(
-                "{h}\t{runner}\t{state}\t{line}\t{pct:.0}%\t{} ({}s ago)\n",
-                utc_timestamp(*since),
-                now.saturating_sub(*since)
+                "{}\t{}\t{}\t{}\t{progress}\t{} ({}s ago)\n",
+                r.host,
+                r.runner,
+                r.state,
+                r.line,
+                utc_timestamp(r.since),
+                now.saturating_sub(r.since)
             );
         }
         t
