@@ -44,17 +44,37 @@ fn fake_ssh(site: &Path) -> PathBuf {
     path
 }
 
-fn round(site: &Path, now: u64) -> Output {
+/// One `wsmonitor --once` round at time `now` (10 minutes' grace, 1 s probe timeout)
+/// logging in with `ssh`; it must succeed.
+fn round_with(site: &Path, now: u64, ssh: &Path) -> Output {
     let out = Command::new(WSMONITOR)
         .arg("--site")
         .arg(site)
         .args(["--once", "--grace", "600", "--timeout", "1"])
         .args(["--now", &now.to_string()])
-        .args(["--ssh", &fake_ssh(site).to_string_lossy()])
+        .arg("--ssh")
+        .arg(ssh)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     out
+}
+
+/// [`round_with`] the stand-in ssh that records its arguments.
+fn round(site: &Path, now: u64) -> Output {
+    round_with(site, now, &fake_ssh(site))
+}
+
+/// `wsmonitor --once` on a site whose hosts.toml it must refuse: its error.
+fn refused(site: &Path) -> String {
+    let out = Command::new(WSMONITOR)
+        .arg("--site")
+        .arg(site)
+        .arg("--once")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    text(&out.stderr)
 }
 
 fn fake_record(site: &Path, host: &str, boot: &str, line: &str) -> PathBuf {
@@ -248,35 +268,15 @@ fn dbstart_starts_this_hosts_runners_without_ssh_and_names_unknown_hosts() {
 #[test]
 fn a_bad_hosts_toml_is_a_clear_error() {
     let site = fresh_dir("bad");
-    let out = Command::new(WSMONITOR)
-        .arg("--site")
-        .arg(&site)
-        .arg("--once")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("hosts.toml"),
-        "{}",
-        text(&out.stderr)
-    );
+    let err = refused(&site);
+    assert!(err.contains("hosts.toml"), "{err}");
     std::fs::write(
         site.join("hosts.toml"),
         "[[host]]\nname = \"w1\"\nssh = \"w1\"\nqueue = \"p\"\nplatform = \"x\"\nmemory_mb = 64\nrunners = 0\n",
     )
     .unwrap();
-    let out = Command::new(WSMONITOR)
-        .arg("--site")
-        .arg(&site)
-        .arg("--once")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("host \"w1\": runners"),
-        "{}",
-        text(&out.stderr)
-    );
+    let err = refused(&site);
+    assert!(err.contains("host \"w1\": runners"), "{err}");
     let _ = std::fs::remove_dir_all(&site);
 }
 
@@ -308,25 +308,7 @@ fn an_ssh_failure_is_reported_and_the_round_goes_on() {
         .arg(&failing)
         .status()
         .unwrap();
-    let round = |now: u64| {
-        let out = Command::new(WSMONITOR)
-            .arg("--site")
-            .arg(&site)
-            .args([
-                "--once",
-                "--grace",
-                "600",
-                "--timeout",
-                "1",
-                "--now",
-                &now.to_string(),
-            ])
-            .args(["--ssh", &failing.to_string_lossy()])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let round = |now: u64| text(&round_with(&site, now, &failing).stdout);
     let t0 = 1_800_000_000;
     round(t0);
     drop(w1);
