@@ -47,11 +47,15 @@ pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<
     })
 }
 
+/// `e` with `path` named in its message (the kind kept, for callers that match on it).
+pub fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
 /// Opens `path` for appending (a log, a list of events), creating it and, if missing, its
 /// directory; an error names the file. Each `write` of the result lands whole at the end,
 /// even with other writers.
 pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
-    let named = |p: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", p.display()));
     let open = || {
         std::fs::OpenOptions::new()
             .create(true)
@@ -62,11 +66,11 @@ pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
         // The directory is made only when missing: over sshfs every call is a round trip.
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(d).map_err(|e| named(d, e))?;
+                std::fs::create_dir_all(d).map_err(|e| with_path(d, e))?;
             }
-            open().map_err(|e| named(path, e))
+            open().map_err(|e| with_path(path, e))
         }
-        r => r.map_err(|e| named(path, e)),
+        r => r.map_err(|e| with_path(path, e)),
     }
 }
 
@@ -75,7 +79,7 @@ pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
 /// directory has none. Any other error is returned, naming the directory: reading it as
 /// "empty" could end a round or a phase too early.
 pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
-    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+    let named = |e: io::Error| with_path(dir, e);
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -8,14 +8,11 @@
 //! evaluation.
 
 use super::Site;
+use crate::files::with_path;
 use crate::slice::Slice;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-
-fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
-}
 
 /// Appends resolved indices to one job's queue file.
 pub struct QueueWriter {

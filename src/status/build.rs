@@ -12,11 +12,15 @@ use std::io::Write;
 
 /// How far a running job has got, from its checkpoint: positions done of its range, and
 /// for a `pair` job the step it noted (its steps' own checkpoints may be on its machine).
-fn job_progress(site: &Site, rec: &record::RunningRecord) -> Option<(u64, u64, Option<String>)> {
+fn job_progress(
+    site: &Site,
+    rec: &record::RunningRecord,
+    now: u64,
+) -> Option<(u64, u64, Option<String>)> {
     let (_, job) = rec.job().ok()?;
     if job.phase == Phase::Pair {
         let step = crate::solve::pair_job::read_step(site, &job)
-            .map(|(what, since)| format!("{what} for {}s", now_secs().saturating_sub(since)));
+            .map(|(what, since)| format!("{what} for {}s", now.saturating_sub(since)));
         return Some((0, 0, step));
     }
     let size = job.last - job.first;
@@ -82,7 +86,7 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             Some(f) => format!("failed: {f}"),
             None => "running".to_string(),
         };
-        let (done, size, step) = job_progress(site, r).unwrap_or((0, 0, None));
+        let (done, size, step) = job_progress(site, r, now).unwrap_or((0, 0, None));
         rows.push(RunnerRow {
             host: r.host.clone(),
             runner,
