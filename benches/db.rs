@@ -4,12 +4,17 @@
 //! block cache, and the `ver` rate.
 //!
 //! Run: `cargo bench --bench db -- SITE` (e.g. after
-//! `jobrunner --site SITE build-local --pieces 6`).
+//! `jobrunner --site SITE build-local --pieces 6`). Other modes, each on a built SITE:
+//! `--probe-rates` (warm probe rates, best of five), `--probe-only N` (for callgrind),
+//! `--train-code K` (the built-in codes), `--rle-1994` (the 1994 paper's run-length scheme
+//! on the same solved values), `--one-side` (what storing one slice of each mirror pair
+//! would give, and what its one-move search costs a probe).
 
 use nowdb::db::Database;
 use nowdb::db::format::SliceFile;
 use nowdb::db::probe::{list_slices, slice_path};
-use nowdb::db::removed::{Kind, classify};
+use nowdb::db::removed::{Kind, RangeRuns, Removal, classify, range_runs, removed_threat_children};
+use nowdb::db::write::write_slice;
 use nowdb::solve::phases::{Outcome, RunOptions};
 use nowdb::solve::{Job, Phase, Site, Value};
 use nowdb::{MoveList, Position, Slice, SliceIndex};
@@ -151,6 +156,210 @@ fn warm_database(args: &[String], n: usize) -> (Database, u32, Sample) {
     (db, pieces, sample)
 }
 
+/// The 1994 paper's run-length scheme (section 4) on a solved slice, in bytes: capture and
+/// capture-threat positions (every one: the 1994 rule has no condition on the moves) take
+/// the slice's dominant value; then each byte is either five values (3^5 = 243 codes) or
+/// one of the 13 codes left, runs of the dominant value. The paper gives the 13 lengths
+/// only as "10 to 3,200"; these are a geometric series between the two (ratio 1.617),
+/// taken greedily, longest first.
+fn rle_1994_bytes(site: &Site, slice: Slice) -> u64 {
+    const RUNS: [u64; 13] = [
+        10, 16, 26, 42, 69, 111, 180, 291, 470, 761, 1230, 1990, 3200,
+    ];
+    let solved = nowdb::solve::solved::SolvedSlice::load(site, slice).unwrap();
+    let ix = SliceIndex::new(slice);
+    let mut removed = vec![false; ix.count() as usize];
+    let mut counts = [0u64; 4];
+    let mut e = ix.enumerate_from(0);
+    for (i, r) in removed.iter_mut().enumerate() {
+        let p = e.position();
+        e.advance();
+        *r = nowdb::board::has_capture(&p) || nowdb::board::white_has_capture(&p);
+        counts[solved.get(i as u64) as usize] += 1;
+    }
+    let dominant = (1..4).max_by_key(|&v| counts[v]).unwrap();
+    let value = |i: usize| match removed[i] {
+        true => dominant,
+        false => solved.get(i as u64) as usize,
+    };
+    let (n, mut i, mut bytes) = (removed.len(), 0, 0);
+    while i < n {
+        let mut run = 0;
+        while i + run < n && run < 3200 && value(i + run) == dominant {
+            run += 1;
+        }
+        i += RUNS
+            .iter()
+            .rev()
+            .find(|&&l| l <= run as u64)
+            .map_or(5, |&l| l as usize);
+        bytes += 1;
+    }
+    bytes
+}
+
+/// `--rle-1994 SITE`: positions per byte of the 1994 scheme by piece count and split.
+fn rle_1994(site: &Site) {
+    let slices = nowdb::solve::site::slice_files(&site.solved_dir(), "nwk").unwrap();
+    let mut groups: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for s in slices {
+        let bytes = rle_1994_bytes(site, s);
+        for key in [
+            format!("{} pieces", s.pieces()),
+            split_name(&s),
+            "all".into(),
+        ] {
+            let g = groups.entry(key).or_default();
+            g.0 += s.count();
+            g.1 += bytes;
+        }
+    }
+    println!("group\tpositions\t1994 RLE bytes\tpositions/byte");
+    for (name, (positions, bytes)) in groups {
+        println!(
+            "{name}\t{positions}\t{bytes}\t{:.1}",
+            positions as f64 / bytes as f64
+        );
+    }
+}
+
+/// `--one-side SITE`: what storing one slice of each mirror pair would give (the other
+/// side's positions answered by a one-move search into it). Per group: positions, bytes,
+/// positions per byte as built; if each pair kept only its smaller file; and if each pair
+/// kept only its smaller file *with its threat values stored* (rule 2), which is what a
+/// sound one-sided database needs: a removed threat's quiet children are on the side not
+/// stored, whose search would reach threats again without losing material, so nothing
+/// would bound it; and the same with only those threats removed whose every move leads to
+/// a capture (sound as well). Then the rate of the one-move search over random non-capture
+/// positions of the largest piece count (children probed until a win: an upper bound on
+/// its speed, since a child in a slice not stored would search again).
+fn one_side(args: &[String]) {
+    let root = args.iter().skip(1).rfind(|a| !a.starts_with('-'));
+    let site = Site::new(root.expect("--one-side SITE"));
+    let dir = site.db_dir();
+    let slices = list_slices(&dir).unwrap();
+    let size = |s: &Slice| std::fs::metadata(slice_path(&dir, s)).unwrap().len();
+    // The file's size with threat values stored: the file itself where its rule stores
+    // them, else the slice coded again under rule 2.
+    let tmp = std::env::temp_dir().join(format!("nowdb-one-side-{}.ndb", std::process::id()));
+    let stored_size = |s: &Slice| {
+        let f = SliceFile::open(&slice_path(&dir, s), s).unwrap();
+        if f.removal == Removal::Captures {
+            return size(s);
+        }
+        let solved = nowdb::solve::solved::SolvedSlice::load(&site, *s).unwrap();
+        let ix = SliceIndex::new(*s);
+        let runs = range_runs(&ix, 0, ix.count(), |i| solved.get(i));
+        let runs = runs.threats_stored.unwrap().into_runs();
+        write_slice(&tmp, s, ix.count(), &runs, Removal::Captures).unwrap()
+    };
+    // The file's size with only the threats removed whose every move leads to a capture
+    // of the opponent (sound too: their derivation never reaches the side not stored).
+    let forced_size = |s: &Slice| {
+        let solved = nowdb::solve::solved::SolvedSlice::load(&site, *s).unwrap();
+        let ix = SliceIndex::new(*s);
+        let mut runs = RangeRuns::default();
+        let mut moves = MoveList::new();
+        let mut e = ix.enumerate_from(0);
+        for i in 0..ix.count() {
+            let p = e.position();
+            e.advance();
+            let removed = match classify(&p, &mut moves) {
+                Kind::Capture => true,
+                Kind::Threat => removed_threat_children(&p, &mut moves)
+                    .is_some_and(|c| c.count_ones() as usize == moves.len()),
+                Kind::Stored => false,
+            };
+            match removed {
+                true => runs.push_removed(),
+                false => runs.push_stored(solved.get(i)),
+            }
+        }
+        let runs = runs.into_runs();
+        write_slice(&tmp, s, ix.count(), &runs, Removal::CapturesAndThreats).unwrap()
+    };
+    let mut groups: BTreeMap<String, [u64; 5]> = BTreeMap::new();
+    for s in &slices {
+        let m = s.mirror();
+        let has_mirror = m != *s && slices.binary_search(&m).is_ok();
+        // Each pair once, at its smaller name; a slice that is its own mirror stays whole.
+        if has_mirror && m < *s {
+            continue;
+        }
+        let g = match has_mirror {
+            true => [
+                s.count() + m.count(),
+                size(s) + size(&m),
+                size(s).min(size(&m)),
+                stored_size(s).min(stored_size(&m)),
+                forced_size(s).min(forced_size(&m)),
+            ],
+            false => [s.count(), size(s), size(s), stored_size(s), forced_size(s)],
+        };
+        let split = match has_mirror && split_name(s) != split_name(&m) {
+            true => format!(
+                "{}+{}",
+                split_name(s).max(split_name(&m)),
+                split_name(s).min(split_name(&m))
+            ),
+            false => split_name(s),
+        };
+        for key in [format!("{} pieces", s.pieces()), split, "all".into()] {
+            let t = groups.entry(key).or_default();
+            for k in 0..5 {
+                t[k] += g[k];
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&tmp);
+    println!(
+        "group\tpositions\tbytes\tpositions/byte\tone side: bytes\tpositions/byte\t\
+         one side, threats stored: bytes\tpositions/byte\t\
+         one side, forced threats removed: bytes\tpositions/byte"
+    );
+    for (name, [positions, both, one, one_stored, one_forced]) in groups {
+        let per = |b: u64| positions as f64 / b as f64;
+        println!(
+            "{name}\t{positions}\t{both}\t{:.1}\t{one}\t{:.1}\t{one_stored}\t{:.1}\t{one_forced}\t{:.1}",
+            per(both),
+            per(one),
+            per(one_stored),
+            per(one_forced)
+        );
+    }
+    let (db, pieces, sample) = warm_database(args, 200_000);
+    let mut moves = MoveList::new();
+    let search = |moves: &mut MoveList| {
+        let t = Instant::now();
+        for p in &sample.quiet {
+            nowdb::board::generate_moves(p, moves);
+            let mut best = Value::Loss;
+            for m in moves.iter() {
+                match db.probe(&p.successor(m)).unwrap() {
+                    Value::Loss => {
+                        best = Value::Win;
+                        break;
+                    }
+                    Value::Draw if best == Value::Loss => best = Value::Draw,
+                    _ => {}
+                }
+            }
+            black_box(best);
+        }
+        sample.quiet.len() as f64 / t.elapsed().as_secs_f64()
+    };
+    search(&mut moves);
+    println!(
+        "one-move search over every child (warm cache, 1 thread), {pieces}-piece non-capture positions: {:.2} M/s (a plain probe: {:.2} M/s)",
+        search(&mut moves) / 1e6,
+        {
+            let t = Instant::now();
+            probe_all(&db, &sample.quiet);
+            sample.quiet.len() as f64 / t.elapsed().as_secs_f64() / 1e6
+        }
+    );
+}
+
 fn split_name(s: &Slice) -> String {
     let m = s.material;
     format!("{}v{}", m.bk + m.bm, m.wk + m.wm)
@@ -265,6 +474,12 @@ fn main() {
             );
         }
         return;
+    }
+    if args.iter().any(|a| a == "--one-side") {
+        return one_side(&args);
+    }
+    if let Some(k) = args.iter().position(|a| a == "--rle-1994") {
+        return rle_1994(&Site::new(args.get(k + 1).expect("--rle-1994 SITE")));
     }
     if let Some(k) = args.iter().position(|a| a == "--train-code") {
         let codes: usize = args[k + 1].parse().expect("--train-code K SITE");

@@ -199,7 +199,7 @@ pub fn range_runs(
 impl RangeRuns {
     /// The next position is stored with value `v`.
     #[inline]
-    pub(super) fn push_stored(&mut self, v: Value) {
+    pub fn push_stored(&mut self, v: Value) {
         match self.runs.last_mut() {
             Some(r) if r.value == v => {
                 r.len += 1;
@@ -211,7 +211,7 @@ impl RangeRuns {
 
     /// The next position is removed: it continues the run in progress.
     #[inline]
-    pub(super) fn push_removed(&mut self) {
+    pub fn push_removed(&mut self) {
         match self.runs.last_mut() {
             Some(r) => {
                 r.len += 1;
