@@ -289,12 +289,53 @@ struct Table {
 /// Decoding tables of every context of one file.
 pub struct Decoder {
     tables: Vec<Table>,
-    /// For each state and next [`SKIP_PEEK`] bits: the runs wholly coded in those bits, as
-    /// `runs | bits << 4 | state << 8 | total length << 11`; lets a probe skip several runs at
-    /// once. Where no run fits, a long run whose code word does: `code bits << 4 | state after
-    /// << 8 | extra bits << 11` (0 runs), so that its length is read without the general
-    /// decoder; 0 when the code word is longer too.
-    skip: Vec<[u32; 1 << SKIP_PEEK]>,
+    /// For each state and next [`SKIP_PEEK`] bits: a [`Skip`] entry. Two bytes each (12 KB a
+    /// code), so that a probe's dependent skip steps mostly hit the nearest cache.
+    skip: Vec<[Skip; 1 << SKIP_PEEK]>,
+}
+
+/// A skip-table entry: the runs wholly coded in a window of [`SKIP_PEEK`] bits (lets a probe
+/// pass several runs at once), or where none fits, a long run whose code word does, so that
+/// its length is read without the general decoder. Packed in 16 bits: runs (0 for a long
+/// run, 1, or 2 for several) in bits 0..2, bits used (a long run's code bits) in 2..6, the
+/// state after them in 6..9, their total length (a long run's extra bits) in 9..16. An
+/// entry covers only as many runs as keep the total within [`Skip::MAX_LEN`]; 0 is a window
+/// holding neither.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct Skip(u16);
+
+impl Skip {
+    /// The largest total length an entry holds.
+    pub const MAX_LEN: u32 = 127;
+
+    fn new(runs: u32, bits: u32, state: u32, len: u32) -> Skip {
+        debug_assert!(runs <= 2 && bits < 16 && state < 8 && len <= Skip::MAX_LEN);
+        Skip((runs | bits << 2 | state << 6 | len << 9) as u16)
+    }
+
+    /// 0 (a long run or nothing), 1, or 2 for several runs.
+    #[inline(always)]
+    pub fn runs(self) -> u32 {
+        self.0 as u32 & 3
+    }
+
+    /// Bits of the runs; of a long run, its code word's bits (0: nothing in the window).
+    #[inline(always)]
+    pub fn bits(self) -> u32 {
+        (self.0 as u32 >> 2) & 15
+    }
+
+    /// The prediction state after the runs.
+    #[inline(always)]
+    pub fn state(self) -> u8 {
+        ((self.0 >> 6) & 7) as u8
+    }
+
+    /// The runs' total length; of a long run, the number of extra bits after its code word.
+    #[inline(always)]
+    pub fn length(self) -> u32 {
+        self.0 as u32 >> 9
+    }
 }
 
 impl Decoder {
@@ -306,15 +347,13 @@ impl Decoder {
         Decoder { tables, skip }
     }
 
-    /// The runs wholly coded in the top [`SKIP_PEEK`] bits of `window` after state `state`, as
-    /// `runs | bits << 4 | state after << 8 | total length << 11`; with 0 runs, a long run's
-    /// `code bits << 4 | state after << 8 | extra bits << 11`, or 0 (see `Decoder::skip`'s
-    /// field; 0 for a state past 5).
+    /// The [`Skip`] entry of the top [`SKIP_PEEK`] bits of `window` after state `state` (an
+    /// empty one for a state past 5).
     #[inline(always)]
-    pub fn skip(&self, state: u8, window: u64) -> u32 {
+    pub fn skip(&self, state: u8, window: u64) -> Skip {
         match self.skip.get(state as usize) {
             Some(row) => row[(window >> (64 - SKIP_PEEK)) as usize],
-            None => 0,
+            None => Skip::default(),
         }
     }
 
@@ -350,62 +389,53 @@ impl Decoder {
     }
 }
 
-/// The skip tables, by dynamic programming over how many bits remain: the runs in `r`
-/// bits are the first run and then the runs in the `r - l` bits after its code word.
-fn skip_tables(tables: &[Table]) -> Vec<[u32; 1 << SKIP_PEEK]> {
-    // memo[r][state << r | bits]
-    let mut memo: Vec<Vec<u32>> = Vec::with_capacity(SKIP_PEEK as usize + 1);
-    for r in 0..=SKIP_PEEK {
-        let mut row = vec![0u32; 6 << r];
-        for state in 0..6u8 {
-            let (cur, prev) = state_of(state).expect("state");
-            for bits in 0..1u32 << r {
-                let e = tables[cur as usize].fast[(bits << (PEEK - r)) as usize];
-                let (l, extra) = (e & 15, (e >> 5) & 63);
-                let idx = ((state as u32) << r | bits) as usize;
-                if e == 0 || l + extra > r {
-                    row[idx] = (state as u32) << 8;
-                    continue;
-                }
-                // The run's code word and extra bits, then the runs in the bits after them.
-                let rest = r - l - extra;
-                let len = if extra == 0 {
-                    e >> 11
-                } else {
-                    class_start(extra) as u32 + ((bits >> rest) & ((1 << extra) - 1))
-                };
-                let v = if e & 16 != 0 { prev } else { third(cur, prev) };
-                let next = state_byte(v, cur) as u32;
-                let sub = memo[rest as usize][(next << rest | (bits & ((1 << rest) - 1))) as usize];
-                row[idx] = if sub & 15 == 15 {
-                    1 | ((l + extra) << 4) | (next << 8) | (len << 11)
-                } else {
-                    let runs = (sub & 15) + 1;
-                    let used = ((sub >> 4) & 15) + l + extra;
-                    let total = (sub >> 11) + len;
-                    runs | (used << 4) | (sub & 0x700) | (total << 11)
-                };
-            }
-        }
-        memo.push(row);
-    }
-    let top = &memo[SKIP_PEEK as usize];
-    (0..6)
+/// The skip tables: for each state and window, the runs decoded one by one while they lie
+/// wholly in the window and their total stays within [`Skip::MAX_LEN`]; where there is
+/// none, the long run whose code word is in the window.
+fn skip_tables(tables: &[Table]) -> Vec<[Skip; 1 << SKIP_PEEK]> {
+    (0..6u8)
         .map(|state| {
-            let mut row = [0u32; 1 << SKIP_PEEK];
-            row.copy_from_slice(&top[state << SKIP_PEEK..(state + 1) << SKIP_PEEK]);
-            // No whole run in the window: the long run whose code word is in it.
-            let (cur, prev) = state_of(state as u8).expect("state");
-            for (bits, e) in row.iter_mut().enumerate() {
-                let f = tables[cur as usize].fast[bits << (PEEK - SKIP_PEEK)];
-                let (l, extra) = (f & 15, (f >> 5) & 63);
-                *e = match *e & 15 {
-                    0 if f != 0 && l <= SKIP_PEEK && extra > 0 => {
-                        let v = if f & 16 != 0 { prev } else { third(cur, prev) };
-                        l << 4 | (state_byte(v, cur) as u32) << 8 | extra << 11
+            let mut row = [Skip::default(); 1 << SKIP_PEEK];
+            for (window, e) in row.iter_mut().enumerate() {
+                let window = window as u32;
+                let (mut st, mut used, mut total, mut runs) = (state, 0, 0, 0);
+                loop {
+                    let (cur, prev) = state_of(st).expect("state");
+                    // The bits after those used, at the top of a PEEK-bit table index.
+                    let rest = SKIP_PEEK - used;
+                    let bits = window & ((1 << rest) - 1);
+                    let f = tables[cur as usize].fast[(bits << (PEEK - rest)) as usize];
+                    let (l, extra) = (f & 15, (f >> 5) & 63);
+                    if f == 0 || l + extra > rest {
+                        break;
                     }
-                    0 => 0,
-                    _ => *e,
+                    let len = match extra {
+                        0 => f >> 11,
+                        _ => {
+                            let x = (bits >> (rest - l - extra)) & ((1 << extra) - 1);
+                            class_start(extra) as u32 + x
+                        }
+                    };
+                    if total + len > Skip::MAX_LEN {
+                        break;
+                    }
+                    let v = if f & 16 != 0 { prev } else { third(cur, prev) };
+                    st = state_byte(v, cur);
+                    (used, total, runs) = (used + l + extra, total + len, runs + 1);
+                }
+                *e = if runs > 0 {
+                    Skip::new(runs.min(2), used, st as u32, total)
+                } else {
+                    // No whole run: the long run whose code word is in the window.
+                    let (cur, prev) = state_of(state).expect("state");
+                    let f = tables[cur as usize].fast[(window << (PEEK - SKIP_PEEK)) as usize];
+                    let (l, extra) = (f & 15, (f >> 5) & 63);
+                    if f != 0 && l <= SKIP_PEEK && extra > 0 {
+                        let v = if f & 16 != 0 { prev } else { third(cur, prev) };
+                        Skip::new(0, l, state_byte(v, cur) as u32, extra)
+                    } else {
+                        Skip::default()
+                    }
                 };
             }
             row
@@ -554,7 +584,7 @@ mod tests {
                     let (mut st, mut used, mut total, mut runs) = (state, 0u32, 0u64, 0u32);
                     while let Some(r) = dec.run((st >> 1) as usize, window << used)
                         && used + r.bits <= SKIP_PEEK
-                        && runs < 15
+                        && total + r.len <= Skip::MAX_LEN as u64
                     {
                         st = AFTER[st as usize][r.hit as usize];
                         used += r.bits;
@@ -563,20 +593,21 @@ mod tests {
                     }
                     if runs > 0 {
                         normal += 1;
-                        assert_eq!(e & 15, runs, "runs, state {state} bits {top:b}");
-                        assert_eq!((e >> 4) & 15, used);
-                        assert_eq!((e >> 8) & 7, st as u32);
-                        assert_eq!((e >> 11) as u64, total);
+                        assert_eq!(e.runs(), runs.min(2), "runs, state {state} bits {top:b}");
+                        assert_eq!(e.bits(), used);
+                        assert_eq!(e.state(), st);
+                        assert_eq!(e.length() as u64, total);
                         continue;
                     }
                     match dec.run((state >> 1) as usize, window) {
-                        Some(r) if r.bits - ((e >> 11) & 63) == (e >> 4) & 15 && e != 0 => {
+                        Some(r) if e != Skip::default() && r.bits - e.length() == e.bits() => {
                             long += 1;
-                            assert_eq!((e >> 8) & 7, AFTER[state as usize][r.hit as usize] as u32);
-                            let extra = e >> 11;
+                            assert_eq!(e.runs(), 0);
+                            assert_eq!(e.state(), AFTER[state as usize][r.hit as usize]);
+                            let extra = e.length();
                             assert!(extra > 0 && r.len >= class_start(extra));
                         }
-                        _ => assert_eq!(e, 0, "state {state} bits {top:b}"),
+                        _ => assert_eq!(e, Skip::default(), "state {state} bits {top:b}"),
                     }
                 }
             }

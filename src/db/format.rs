@@ -400,11 +400,11 @@ impl SliceFile {
                 let mut valid = 64 - (c.bit % 8) as u32;
                 while valid >= SKIP_PEEK {
                     let e = self.decoder.skip(c.state, window);
-                    let (len, bits) = if e & 15 != 0 {
-                        ((e >> 11) as u64, (e >> 4) & 15)
+                    let (len, bits) = if e.runs() != 0 {
+                        (e.length() as u64, e.bits())
                     } else {
                         // A long run: its code word is in the window, its extra bits follow.
-                        let (l, extra) = ((e >> 4) & 15, e >> 11);
+                        let (l, extra) = (e.bits(), e.length());
                         if l == 0 {
                             break 'skip;
                         }
@@ -415,17 +415,17 @@ impl SliceFile {
                         (class_start(extra) + x, l + extra)
                     };
                     if pos + len > target {
-                        if e & 15 > 1 {
+                        if e.runs() > 1 {
                             // Several runs: the one holding the target is found one by one.
                             break 'skip;
                         }
-                        return found(((e >> 8) & 7) as u8 >> 1, pos, len);
+                        return found(e.state() >> 1, pos, len);
                     }
                     pos += len;
                     c.bit += bits as u64;
                     window <<= bits;
                     valid -= bits;
-                    c.state = ((e >> 8) & 7) as u8;
+                    c.state = e.state();
                     if c.bit >= c.limit {
                         break 'skip;
                     }
