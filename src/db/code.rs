@@ -400,11 +400,11 @@ fn skip_tables(tables: &[Table]) -> Vec<[Skip; 1 << SKIP_PEEK]> {
                 let window = window as u32;
                 let (mut st, mut used, mut total, mut runs) = (state, 0, 0, 0);
                 loop {
-                    let (cur, prev) = state_of(st).expect("state");
-                    // The bits after those used, at the top of a PEEK-bit table index.
+                    // The bits after those used, at the top of a PEEK-bit table index; the
+                    // context is the state's `cur`.
                     let rest = SKIP_PEEK - used;
                     let bits = window & ((1 << rest) - 1);
-                    let f = tables[cur as usize].fast[(bits << (PEEK - rest)) as usize];
+                    let f = tables[st as usize / 2].fast[(bits << (PEEK - rest)) as usize];
                     let (l, extra) = (f & 15, (f >> 5) & 63);
                     if f == 0 || l + extra > rest {
                         break;
@@ -419,20 +419,19 @@ fn skip_tables(tables: &[Table]) -> Vec<[Skip; 1 << SKIP_PEEK]> {
                     if total + len > Skip::MAX_LEN {
                         break;
                     }
-                    let v = if f & 16 != 0 { prev } else { third(cur, prev) };
-                    st = state_byte(v, cur);
+                    st = AFTER[st as usize][(f & 16 != 0) as usize];
                     (used, total, runs) = (used + l + extra, total + len, runs + 1);
                 }
                 *e = if runs > 0 {
                     Skip::new(runs.min(2), used, st as u32, total)
                 } else {
                     // No whole run: the long run whose code word is in the window.
-                    let (cur, prev) = state_of(state).expect("state");
-                    let f = tables[cur as usize].fast[(window << (PEEK - SKIP_PEEK)) as usize];
+                    let f =
+                        tables[state as usize / 2].fast[(window << (PEEK - SKIP_PEEK)) as usize];
                     let (l, extra) = (f & 15, (f >> 5) & 63);
                     if f != 0 && l <= SKIP_PEEK && extra > 0 {
-                        let v = if f & 16 != 0 { prev } else { third(cur, prev) };
-                        Skip::new(0, l, state_byte(v, cur) as u32, extra)
+                        let after = AFTER[state as usize][(f & 16 != 0) as usize];
+                        Skip::new(0, l, after as u32, extra)
                     } else {
                         Skip::default()
                     }
