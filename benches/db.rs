@@ -13,7 +13,7 @@
 use nowdb::db::Database;
 use nowdb::db::format::SliceFile;
 use nowdb::db::probe::{list_slices, slice_path};
-use nowdb::db::removed::{Kind, RangeRuns, Removal, classify, range_runs, removed_threat_children};
+use nowdb::db::removed::{Kind, RangeRuns, Removal, classify, removed_threat_children};
 use nowdb::db::write::write_slice;
 use nowdb::solve::phases::{Outcome, RunOptions};
 use nowdb::solve::{Job, Phase, Site, Value};
@@ -239,44 +239,43 @@ fn one_side(args: &[String]) {
     let dir = site.db_dir();
     let slices = list_slices(&dir).unwrap();
     let size = |s: &Slice| std::fs::metadata(slice_path(&dir, s)).unwrap().len();
-    // The file's size with threat values stored: the file itself where its rule stores
-    // them, else the slice coded again under rule 2.
+    // The file's size with threat values stored (rule 2), and with only the threats removed
+    // whose every move leads to a capture of the opponent (sound too: their derivation never
+    // reaches the side not stored): both from one pass over the solved slice.
     let tmp = std::env::temp_dir().join(format!("nowdb-one-side-{}.ndb", std::process::id()));
-    let stored_size = |s: &Slice| {
-        let f = SliceFile::open(&slice_path(&dir, s), s).unwrap();
-        if f.removal == Removal::Captures {
-            return size(s);
-        }
+    let sound_sizes = |s: &Slice| {
         let solved = nowdb::solve::solved::SolvedSlice::load(&site, *s).unwrap();
         let ix = SliceIndex::new(*s);
-        let runs = range_runs(&ix, 0, ix.count(), |i| solved.get(i));
-        let runs = runs.threats_stored.unwrap().into_runs();
-        write_slice(&tmp, s, ix.count(), &runs, Removal::Captures).unwrap()
-    };
-    // The file's size with only the threats removed whose every move leads to a capture
-    // of the opponent (sound too: their derivation never reaches the side not stored).
-    let forced_size = |s: &Slice| {
-        let solved = nowdb::solve::solved::SolvedSlice::load(&site, *s).unwrap();
-        let ix = SliceIndex::new(*s);
-        let mut runs = RangeRuns::default();
+        let (mut stored, mut forced) = (RangeRuns::default(), RangeRuns::default());
         let mut moves = MoveList::new();
         let mut e = ix.enumerate_from(0);
         for i in 0..ix.count() {
             let p = e.position();
             e.advance();
-            let removed = match classify(&p, &mut moves) {
-                Kind::Capture => true,
-                Kind::Threat => removed_threat_children(&p, &mut moves)
-                    .is_some_and(|c| c.count_ones() as usize == moves.len()),
-                Kind::Stored => false,
-            };
-            match removed {
-                true => runs.push_removed(),
-                false => runs.push_stored(solved.get(i)),
+            let kind = classify(&p, &mut moves);
+            if kind == Kind::Capture {
+                stored.push_removed();
+                forced.push_removed();
+                continue;
+            }
+            let v = solved.get(i);
+            stored.push_stored(v);
+            // classify left a threat's moves in `moves`.
+            match kind == Kind::Threat
+                && removed_threat_children(&p, &mut moves)
+                    .is_some_and(|c| c.count_ones() as usize == moves.len())
+            {
+                true => forced.push_removed(),
+                false => forced.push_stored(v),
             }
         }
-        let runs = runs.into_runs();
-        write_slice(&tmp, s, ix.count(), &runs, Removal::CapturesAndThreats).unwrap()
+        let file_size = |runs: RangeRuns, rule| {
+            write_slice(&tmp, s, ix.count(), &runs.into_runs(), rule).unwrap()
+        };
+        (
+            file_size(stored, Removal::Captures),
+            file_size(forced, Removal::CapturesAndThreats),
+        )
     };
     let mut groups: BTreeMap<String, [u64; 5]> = BTreeMap::new();
     for s in &slices {
@@ -286,15 +285,19 @@ fn one_side(args: &[String]) {
         if has_mirror && m < *s {
             continue;
         }
+        let (stored, forced) = sound_sizes(s);
         let g = match has_mirror {
-            true => [
-                s.count() + m.count(),
-                size(s) + size(&m),
-                size(s).min(size(&m)),
-                stored_size(s).min(stored_size(&m)),
-                forced_size(s).min(forced_size(&m)),
-            ],
-            false => [s.count(), size(s), size(s), stored_size(s), forced_size(s)],
+            true => {
+                let (m_stored, m_forced) = sound_sizes(&m);
+                [
+                    s.count() + m.count(),
+                    size(s) + size(&m),
+                    size(s).min(size(&m)),
+                    stored.min(m_stored),
+                    forced.min(m_forced),
+                ]
+            }
+            false => [s.count(), size(s), size(s), stored, forced],
         };
         let split = match has_mirror && split_name(s) != split_name(&m) {
             true => format!(
