@@ -55,6 +55,19 @@ pub struct Hosts {
     /// Where alerts go (`crate::mail`).
     #[serde(default)]
     pub mail: Option<crate::mail::MailConfig>,
+    /// How failed jobs are retried and held, and when a job counts as hung.
+    #[serde(default)]
+    pub jobs: crate::queue::held::RetryPolicy,
+}
+
+/// The site's retry policy: `SITE/hosts.toml`'s `[jobs]`, or the defaults without a
+/// hosts.toml.
+pub fn site_policy(site: &Path) -> Result<crate::queue::held::RetryPolicy, String> {
+    let file = site.join("hosts.toml");
+    Ok(match file.exists() {
+        true => Hosts::load(&file)?.jobs,
+        false => Default::default(),
+    })
 }
 
 impl Host {
@@ -117,6 +130,7 @@ impl Hosts {
         if let Some(m) = &hosts.mail {
             m.validate()?;
         }
+        hosts.jobs.validate()?;
         Ok(hosts)
     }
 
@@ -169,6 +183,11 @@ runners = 2
                 "colour",
             ),
             (format!("{GOOD}{GOOD}"), "listed twice"),
+            (
+                format!("{GOOD}[jobs]\nmax_attempts = 0\n"),
+                "[jobs] max_attempts",
+            ),
+            (format!("{GOOD}[jobs]\nretries = 2\n"), "retries"),
             (GOOD.replace("ssh = \"a\"\n", ""), "ssh"),
             (
                 format!("{GOOD}[mail]\ntransport = \"smtp\"\nfrom = \"x@y\"\nto = [\"z@w\"]\n"),

@@ -14,7 +14,9 @@
 
 pub mod board;
 pub mod cli;
+pub mod clock;
 pub mod db;
+pub mod fault;
 pub mod files;
 pub mod hosts;
 pub mod index;

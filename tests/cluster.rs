@@ -18,6 +18,7 @@
 mod common;
 
 use common::site::assert_same_build;
+use nowdb::queue::{done, held};
 use nowdb::runner::record;
 use nowdb::solve::Site;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
 const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
+const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
 
 fn run(cmd: &mut Command) -> String {
     let out = cmd
@@ -264,7 +266,11 @@ fn diagnostics(site: &Path) -> String {
 }
 
 /// Waits for a running record of host `host` on a range of 4+ pages with a checkpoint.
-fn wait_for_long_job(site: &Path, host: &str, deadline: Instant) -> record::RunningRecord {
+fn wait_for_long_job(
+    site: &Path,
+    host: &str,
+    deadline: Instant,
+) -> (PathBuf, record::RunningRecord) {
     let s = Site::new(site);
     loop {
         assert!(
@@ -272,13 +278,13 @@ fn wait_for_long_job(site: &Path, host: &str, deadline: Instant) -> record::Runn
             "host {host} never ran a long job\n{}",
             diagnostics(site)
         );
-        for (_, rec) in record::read_host(&s, host).unwrap_or_default() {
+        for (path, rec) in record::read_host(&s, host).unwrap_or_default() {
             let Ok((_, job)) = rec.job() else { continue };
             if rec.child != 0
                 && job.last - job.first >= 4 * 32768
                 && s.checkpoint_file(&job).exists()
             {
-                return rec;
+                return (path, rec);
             }
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -313,7 +319,8 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
             + &host(2, "checkpoint_secs = 0\n")
             + &host(3, "")
             + "[mail]\ntransport = \"smtp\"\nsecurity = \"none\"\nserver = \"127.0.0.1\"\nport = 2525\n\
-               from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n",
+               from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n\n\
+               [jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
     )
     .unwrap();
     // All of 2..5 through the queues.
@@ -377,8 +384,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     // the next long job if the one seen had just ended when the host went down).
     let mut boots = 1;
     let rebooted = loop {
-        let rec = wait_for_long_job(&site, "h2", deadline);
-        let record = site.join("running").join(format!("h2-{}-0", rec.pid));
+        let (record, rec) = wait_for_long_job(&site, "h2", deadline);
         c.crash(2);
         // Read before the host is back: wsmonitor requeues the record as soon as it is.
         let mid_job = std::fs::read_to_string(&record).is_ok_and(|t| t.contains(&rec.line));
@@ -393,8 +399,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     // Killed mid-job: the host's record must still be there (unless the job had just ended,
     // then try again with the next one).
     let (killed, record) = loop {
-        let killed = wait_for_long_job(&site, "h1", deadline);
-        let record = site.join("running").join(format!("h1-{}-0", killed.pid));
+        let (record, killed) = wait_for_long_job(&site, "h1", deadline);
         c.crash(1);
         if std::fs::read_to_string(&record).is_ok_and(|t| t.contains(&killed.line)) {
             break (killed, record);
@@ -418,12 +423,22 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    // Its record is gone: the job went back to the top of its queue (host 2 may have it now).
+    // Its record is gone: the job went back to the top of its queue, and host 2 runs it
+    // while host 1 is down.
     assert!(!record.exists());
+    let s = Site::new(&site);
+    let (_, killed_job) = killed.job().unwrap();
+    while !done::record_path(&s, &killed_job).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "h1's job was not retried\n{}",
+            diagnostics(&site)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     c.boot(1, "boot-1-2");
 
     // The build finishes: queues empty, nothing running, every slice verified.
-    let s = Site::new(&site);
     loop {
         assert!(
             Instant::now() < deadline,
@@ -474,6 +489,46 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
         "{job} was not resumed from its checkpoint\n{}",
         diagnostics(&site)
     );
+
+    // The crashed host's job used an attempt that names the crash, and ran again on h2; the
+    // rebooted host's job's attempt names the reboot.
+    let attempts = held::read_attempts(&s, &killed_job).unwrap();
+    assert!(
+        attempts
+            .iter()
+            .any(|a| a.host == "h1" && a.status.starts_with("host h1 crashed")),
+        "{attempts:?}"
+    );
+    let ran = done::records(&s, &killed_job.slice).unwrap();
+    let ran = ran
+        .iter()
+        .find(|r| {
+            (r.phase, r.round, r.first, r.last)
+                == (
+                    killed_job.phase,
+                    killed_job.round,
+                    killed_job.first,
+                    killed_job.last,
+                )
+        })
+        .unwrap();
+    assert_eq!(ran.host, "h2");
+    let rebooted_attempts = held::read_attempts(&s, &job).unwrap();
+    assert!(
+        rebooted_attempts
+            .iter()
+            .any(|a| a.host == "h2" && a.status == "host h2 rebooted while it ran"),
+        "{rebooted_attempts:?}"
+    );
+    let summary = Command::new(DBSTATUS)
+        .arg("--site")
+        .arg(&site)
+        .args(["--json", "summary"])
+        .output()
+        .unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
+    assert!(summary["retried"].as_u64().unwrap() >= 2, "{summary}");
+    assert_eq!(summary["held"], 0);
 
     // Byte-identical to the in-process build.
     let reference = c.root.join("reference");

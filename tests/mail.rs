@@ -96,7 +96,7 @@ fn alerts_are_sent_digested_limited_and_retried_while_the_server_is_down() {
 }
 
 #[test]
-fn a_failed_job_is_mailed_by_its_runner() {
+fn a_held_job_is_mailed_once_by_its_runner() {
     let site = fresh_dir("runner");
     let port = free_port();
     let server = SmtpServer::start(&site.join("maildir"), port);
@@ -105,7 +105,8 @@ fn a_failed_job_is_mailed_by_its_runner() {
         format!(
             "[[host]]\nname = \"w1\"\nssh = \"w1\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\n\
              [mail]\ntransport = \"smtp\"\nsecurity = \"none\"\nserver = \"127.0.0.1\"\nport = {port}\n\
-             from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n"
+             from = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n\n\
+             [jobs]\nmax_attempts = 2\nretry_backoff_secs = 1\n"
         ),
     )
     .unwrap();
@@ -144,6 +145,12 @@ fn a_failed_job_is_mailed_by_its_runner() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(got.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(got[0].contains("job failed: build 1100.--"), "{}", got[0]);
+    let mail = got[0].replace("=\r\n", "").replace("\r\n", "\n");
+    assert!(mail.contains("job held: build 1100.--"), "{mail}");
+    assert!(mail.contains("attempt 2 on w1"), "{mail}");
+    assert!(mail.contains("--release 1100.--/build-r0-0-"), "{mail}");
+    // Once: nothing more arrives.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.messages().len(), 1);
     let _ = std::fs::remove_dir_all(&site);
 }

@@ -14,6 +14,7 @@ use nowdb::runner::record;
 use nowdb::solve::Site;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::str::FromStr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -400,19 +401,30 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("took \"stop\""));
 
-    // A job whose inputs never come: --until-empty fails and says so.
+    // A job whose inputs never come: --until-empty fails and says so, once, with what it
+    // waits for.
     addq(&site, &["p", "ver", "1100"]);
-    let out = run_daemon(&site, &until_empty("p", "1"));
+    let out = run_daemon(&site, &until_empty("p", "2"));
     assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("can never run").count(), 1, "{err}");
     assert!(
-        text(&out.stderr).contains("1 job(s) left in the queues, none runnable"),
-        "{}",
-        text(&out.stderr)
+        err.contains("1 job(s) left in the queues can never run")
+            && err.contains(
+                "prime \"ver 1100.-- -max 01 -s 1 -n 00\": waits for pair 1100.--'s files in db/"
+            ),
+        "{err}"
     );
     assert_eq!(first_job_line(&site, "p"), "ver 1100.-- -max 01 -s 1 -n 00");
 
-    // A failing job: its record stays, marked failed, and the operator gets an alert.
+    // A job that fails every time: retried with a growing backoff, then held (out of the
+    // queues), the operator mailed once; --until-empty names it and the release command.
     let site = fresh_dir("fail");
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[jobs]\nmax_attempts = 2\nretry_backoff_secs = 1\n",
+    )
+    .unwrap();
     for s in ["1100.--", "0011.00"] {
         std::fs::create_dir_all(site.join("solved")).unwrap();
         std::fs::write(site.join(format!("solved/{s}.nwk")), b"not a work file").unwrap();
@@ -422,10 +434,25 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("FAILED \"build 1100.--"), "{err}");
-    assert!(err.contains("1 job(s) failed"), "{err}");
-    let recs = record::read_all(&Site::new(&site)).unwrap();
-    assert_eq!(recs.len(), 1);
-    assert!(recs[0].1.failed.is_some());
+    assert!(err.contains("attempt 1 of 2"), "{err}");
+    assert!(err.contains("HELD after 2 attempt(s)"), "{err}");
+    assert_eq!(
+        err.matches("1 job(s) held after failing").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("--release all"), "{err}");
+    assert!(record::read_all(&Site::new(&site)).unwrap().is_empty());
+    let queued = std::fs::read_to_string(site.join("queues/prime")).unwrap();
+    assert!(
+        queued.trim().is_empty(),
+        "held jobs are in no queue: {queued}"
+    );
+    let key = format!(
+        "1100.--/build-r0-0-{}",
+        nowdb::Slice::from_str("1100").unwrap().count()
+    );
+    assert!(site.join("held").join(&key).exists());
     let alerts = std::fs::read_dir(site.join("mail/outbox")).unwrap().count();
     assert_eq!(alerts, 1);
 }

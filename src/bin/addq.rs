@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use nowdb::cli::CliError;
-use nowdb::queue::addq;
+use nowdb::queue::{addq, release};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -25,11 +25,17 @@ use std::process::ExitCode;
                   ver\n\
                   addq --list p                  print the queue\n\
                   addq --edit p                  $EDITOR on the queue, under its lock; saved \
-                  only if every line is valid"
+                  only if every line is valid\n\
+                  addq --release 3113.01/lookup-r0-0-32768   a held job (dbstatus held lists \
+                  them) back at the top of its queue, attempts reset; or a slice's held jobs \
+                  (--release 3113.01), or all of them (--release all)\n\
+                  addq --remove 3113.01/lookup-r0-0-32768    forget a held job for good (asks \
+                  first; --yes to skip the question)"
 )]
 struct Args {
     /// Queue letter or name: p, n, s, m (prime, nonprime, slow, small).
-    queue: String,
+    #[arg(required_unless_present_any = ["release", "remove"])]
+    queue: Option<String>,
     /// The job: PHASE SLICE [FIRST LAST] [-s ROUND] [-n N], or stop.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     job: Vec<String>,
@@ -52,6 +58,16 @@ struct Args {
     /// Edit the queue with $EDITOR under its lock.
     #[arg(long, conflicts_with = "top")]
     edit: bool,
+    /// Put held jobs back at the top of their queues, attempts reset: a job name
+    /// (SLICE/PHASE-rROUND-FIRST-LAST, as `dbstatus held` prints it), a slice, or `all`.
+    #[arg(long, value_name = "JOB|SLICE|all", conflicts_with_all = ["queue", "job", "list", "edit", "top", "remove"])]
+    release: Option<String>,
+    /// Forget a held job for good (its held record and attempts).
+    #[arg(long, value_name = "JOB", conflicts_with_all = ["queue", "job", "list", "edit", "top"])]
+    remove: Option<String>,
+    /// With --remove: do not ask for confirmation.
+    #[arg(long, requires = "remove")]
+    yes: bool,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -59,6 +75,13 @@ struct Args {
 
 fn run(a: Args) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
+    if let Some(which) = &a.release {
+        return release::release_command(&a.site, which, a.json, &mut out);
+    }
+    if let Some(which) = &a.remove {
+        return release::remove_command(&a.site, which, a.yes, a.json, &mut out);
+    }
+    let queue = a.queue.unwrap_or_default();
     if (a.list || a.edit) && !a.job.is_empty() {
         return Err(format!(
             "--list and --edit take only the queue, not {:?}",
@@ -67,10 +90,10 @@ fn run(a: Args) -> Result<(), CliError> {
         .into());
     }
     if a.list {
-        return addq::list_command(&a.site, &a.queue, a.json, &mut out);
+        return addq::list_command(&a.site, &queue, a.json, &mut out);
     }
     if a.edit {
-        return addq::edit_command(&a.site, &a.queue);
+        return addq::edit_command(&a.site, &queue);
     }
     let options = addq::AddOptions {
         positions: a.positions,
@@ -78,7 +101,7 @@ fn run(a: Args) -> Result<(), CliError> {
         top: a.top,
         json: a.json,
     };
-    addq::add_command(&a.site, &a.queue, &a.job, &options, &mut out)
+    addq::add_command(&a.site, &queue, &a.job, &options, &mut out)
 }
 
 fn main() -> ExitCode {

@@ -44,8 +44,11 @@ enum Command {
         /// The slice, e.g. 3113.01.
         slice: nowdb::Slice,
     },
+    /// The jobs that failed: held ones (out of the queues until `addq --release`) and those
+    /// retried, each attempt with its host, exit status or signal, time and kept output.
+    Held,
     /// Totals for 2..N pieces: slices solved, built and verified, jobs queued, running and
-    /// failed, the recent rate and the time the queued work needs at it.
+    /// retried and held, the recent rate and the time the queued work needs at it.
     Summary {
         /// Largest number of pieces.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=10))]
@@ -80,6 +83,10 @@ fn main() -> ExitCode {
         Command::Slice { slice } => {
             let site = nowdb::solve::Site::new(&args.common.site);
             nowdb::status::build::write_slice(&site, slice, args.common.json, &mut out)
+        }
+        Command::Held => {
+            let site = nowdb::solve::Site::new(&args.common.site);
+            nowdb::status::held::write_held(&site, args.common.json, &mut out)
         }
         Command::Summary { pieces } => {
             let site = nowdb::solve::Site::new(&args.common.site);

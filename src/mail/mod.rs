@@ -194,7 +194,7 @@ impl Reporter {
     pub fn say(&mut self, now: u64, msg: &str) {
         let line = format!(
             "{} {} {msg}\n",
-            crate::runner::daemon::utc_timestamp(now),
+            crate::runner::log::utc_timestamp(now),
             self.speaker
         );
         let _ = self.log.write_all(line.as_bytes());

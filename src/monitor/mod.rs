@@ -24,7 +24,8 @@ pub mod start;
 
 use crate::hosts::{Host, Hosts};
 use crate::queue::Machine;
-use crate::runner::daemon::utc_timestamp;
+use crate::queue::held::RetryPolicy;
+use crate::runner::log::utc_timestamp;
 use crate::runner::record;
 use crate::solve::Site;
 use std::io::Write;
@@ -128,24 +129,56 @@ pub fn answers(ssh: &str, timeout: Duration) -> bool {
         .any(|a| TcpStream::connect_timeout(&a, timeout).is_ok())
 }
 
-/// Requeues the running jobs of `host` (not the failed ones, nor those of boot `keep_boot`,
-/// whose runners live) at the top of their queues.
+/// Settles the running jobs of `host` (not those of boot `keep_boot`, whose runners live):
+/// each used an attempt (`why`: the host crashed or rebooted) and goes back to the top of
+/// its queue to resume from its checkpoint on any host, or is held after its last attempt.
+#[allow(clippy::too_many_arguments)]
 fn requeue_host_jobs(
     site: &Site,
     here: &Machine,
     host: &str,
     keep_boot: Option<&str>,
+    why: &str,
+    policy: &RetryPolicy,
     rep: &mut crate::mail::Reporter,
     now: u64,
 ) -> Result<Vec<String>, String> {
     let mut requeued = Vec::new();
     for (path, rec) in record::read_host(site, host)? {
-        if rec.failed.is_some() || keep_boot.is_some_and(|b| rec.boot_id == b) {
+        if keep_boot.is_some_and(|b| rec.boot_id == b) {
             continue;
         }
         let mut log = |m: String| rep.say(now, &m);
-        if record::requeue(site, here, &path, &rec, &mut log)? {
-            requeued.push(format!("{} (from {})", rec.line, rec.queue));
+        // A job whose child never started used no attempt.
+        let ending = match rec.child {
+            0 => record::Ending::Stopped,
+            _ => record::Ending::Failed {
+                status: why.to_string(),
+                output: None,
+                counts_when_done: false,
+            },
+        };
+        match record::settle(site, here, &path, &rec, &ending, policy, &mut log)? {
+            record::Settled::Gone => {}
+            record::Settled::Requeued => {
+                requeued.push(format!("{} (from {})", rec.line, rec.queue))
+            }
+            record::Settled::Retry { attempt, .. } => requeued.push(format!(
+                "{} (from {}; attempt {attempt} of {})",
+                rec.line, rec.queue, policy.max_attempts
+            )),
+            record::Settled::Held { attempts, new } => {
+                requeued.push(format!(
+                    "{} (HELD after {} attempts)",
+                    rec.line,
+                    attempts.len()
+                ));
+                if new {
+                    let (_, job) = rec.job()?;
+                    let body = crate::queue::held::held_report(site, &job, &attempts);
+                    rep.act(now, &format!("job held: {}", rec.line), &body);
+                }
+            }
         }
     }
     Ok(requeued)
@@ -191,7 +224,7 @@ pub fn round(
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     for h in &hosts.hosts {
         // One host's trouble never stops the round for the others.
-        if let Err(e) = check_host(site, h, opts, now, up(h), &here, rep) {
+        if let Err(e) = check_host(site, h, &hosts.jobs, opts, now, up(h), &here, rep) {
             rep.act(now, &format!("error checking {}", h.name), &e);
         }
     }
@@ -202,9 +235,11 @@ pub fn round(
 /// A heartbeat younger than this gives the host's boot id (runners write one every 10 s).
 const HEARTBEAT_FRESH: u64 = 120;
 
+#[allow(clippy::too_many_arguments)]
 fn check_host(
     site: &Site,
     h: &Host,
+    policy: &RetryPolicy,
     opts: &MonitorOptions,
     now: u64,
     answers: bool,
@@ -229,7 +264,8 @@ fn check_host(
             // before its first round).
             if let Some(b) = &boot_now {
                 let new_boot = !st.boot_id.is_empty() && *b != st.boot_id;
-                let jobs = requeue_host_jobs(site, here, name, Some(b), rep, now)?;
+                let why = format!("host {name} rebooted while it ran");
+                let jobs = requeue_host_jobs(site, here, name, Some(b), &why, policy, rep, now)?;
                 if new_boot || !jobs.is_empty() {
                     rep.act(
                         now,
@@ -260,7 +296,12 @@ fn check_host(
             );
         }
         ("down", false) if now.saturating_sub(st.since) >= opts.grace.as_secs() => {
-            let jobs = requeue_host_jobs(site, here, name, None, rep, now)?;
+            let why = format!(
+                "host {name} crashed (no answer on {} for {}s)",
+                h.ssh,
+                opts.grace.as_secs()
+            );
+            let jobs = requeue_host_jobs(site, here, name, None, &why, policy, rep, now)?;
             add_crashed(site, name, now)?;
             st.status = "crashed".into();
             st.since = now;
@@ -279,7 +320,17 @@ fn check_host(
         ("down", true) => {
             let rebooted = boot_now.as_ref().is_some_and(|b| *b != st.boot_id);
             if rebooted {
-                let jobs = requeue_host_jobs(site, here, name, boot_now.as_deref(), rep, now)?;
+                let why = format!("host {name} rebooted while it ran");
+                let jobs = requeue_host_jobs(
+                    site,
+                    here,
+                    name,
+                    boot_now.as_deref(),
+                    &why,
+                    policy,
+                    rep,
+                    now,
+                )?;
                 rep.act(
                     now,
                     &format!("host {name} rebooted"),

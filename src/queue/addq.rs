@@ -169,6 +169,12 @@ fn plan_command(
     for (_, rec) in crate::runner::record::read_all(&site_dirs)? {
         taken.extend(rec.job().ok().map(|(_, job)| job));
     }
+    // Held jobs wait for the operator's release (`addq --release`), not for a new plan.
+    for s in super::held::list(&site_dirs).map_err(|e| e.to_string())? {
+        if !matches!(s.held, Ok(None)) {
+            taken.insert(s.job);
+        }
+    }
     let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
     for (pair, line) in planned {
         if job_of(&line).is_some_and(|j| taken.contains(&j)) {

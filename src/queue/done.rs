@@ -24,7 +24,7 @@ pub fn slice_dir(site: &Site, slice: &Slice) -> PathBuf {
     site.root().join("done").join(slice.to_string())
 }
 
-fn record_name(phase: Phase, round: u32, first: u64, last: u64) -> String {
+pub fn record_name(phase: Phase, round: u32, first: u64, last: u64) -> String {
     format!("{phase}-r{round}-{first}-{last}")
 }
 
@@ -59,7 +59,7 @@ pub struct RecordName {
     pub last: u64,
 }
 
-fn parse_name(name: &str) -> Option<RecordName> {
+pub fn parse_name(name: &str) -> Option<RecordName> {
     let mut parts = name.splitn(4, '-');
     let phase = Phase::from_name(parts.next()?)?;
     Some(RecordName {

@@ -4,9 +4,11 @@
 pub mod addq;
 pub mod done;
 pub mod file;
+pub mod held;
 pub mod line;
 pub mod lock;
 pub mod pairs;
+pub mod release;
 
 pub use file::{QUEUES, Queue};
 pub use line::{QueueLine, QueuedJob};

@@ -152,6 +152,40 @@ impl<'a> Readiness<'a> {
     }
 }
 
+impl Readiness<'_> {
+    /// What a job that is not runnable waits for, as `--until-empty` tells the operator.
+    pub fn why_not(&mut self, job: &Job) -> Result<String, String> {
+        let pair = SlicePair::of(job.slice);
+        let unverified = |r: &mut Self| {
+            pair.dependencies().into_iter().find(|d| {
+                !d.slices()
+                    .iter()
+                    .all(|s| r.exists(verified_marker(r.site, s)))
+            })
+        };
+        Ok(match job.phase {
+            Phase::Cap => match pair
+                .dependencies()
+                .into_iter()
+                .find(|d| !self.all_solved(d))
+            {
+                Some(d) => format!("waits for pair {d} to be solved, which is in no queue"),
+                None => "runnable".into(),
+            },
+            Phase::Build => format!("waits for pair {pair} to be in solved/"),
+            Phase::Ver | Phase::Pair => match unverified(self) {
+                Some(d) => format!("waits for pair {d} to be verified"),
+                None => format!("waits for pair {pair}'s files in db/"),
+            },
+            _ => format!(
+                "waits for pair {pair} to reach stage {:?}; it is at {:?}",
+                stage_of(job).record_text(),
+                self.stage(pair)?.record_text()
+            ),
+        })
+    }
+}
+
 /// Whether every job of the pair's `stage` is done.
 fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool, String> {
     let all = |phase: Phase, round: u32| -> Result<bool, String> {

@@ -2,31 +2,40 @@
 //! takes the first runnable job of its queues, runs it in a child process at low priority,
 //! records it in `done/`, and moves the job's slice pair on (`queue::pairs::advance`).
 //!
-//! - Taking a line writes the running record inside the queue's lock (`record.rs`).
+//! - Taking a line writes the running record inside the queue's lock (`record.rs`), named
+//!   after this runner, its take and the job, so no other job ever writes it.
 //! - The child is `jobrunner run JOB` at nice 19 in the idle I/O class (the paper's
 //!   background computations), told to stop (SIGTERM) if this runner dies; its output goes
-//!   to the runner's log in `logs/`.
+//!   to `logs/<record>.out`, then into the runner's log.
 //! - Exit 0: a done record, the pair moved on, the running record removed. Exit 3 (stopped at
 //!   a checkpoint, by our SIGTERM or anyone's): the job goes back to the top of its queue in
-//!   the explicit-range form. Anything else: the record stays, marked failed, and an alert is
-//!   queued for the operator.
+//!   the explicit-range form. Anything else is a failed attempt (`record::settle`): the job
+//!   goes back to the top after a backoff, or is held after `max_attempts` and the operator
+//!   is mailed once with every attempt's reason and the command that releases it.
 //! - A `stop` line ends the runner that takes it. SIGTERM stops every runner at a checkpoint.
 //! - Idle runners wait for a change of a queue file or a stage record (inotify through
 //!   `notify`) or the poll interval, whichever comes first: inotify does not see other
 //!   machines' writes on NFS or sshfs.
 //! - Every loop also looks for stale running records of this host (a runner killed with its
-//!   machine, or by SIGKILL) and requeues their jobs from their checkpoints.
+//!   machine, or by SIGKILL): their jobs used an attempt and are requeued from their
+//!   checkpoints (or held).
+//! - A job that gets no CPU time for `stall_secs` is reported, and killed after twice that
+//!   (`supervise.rs`).
 
-use super::record::{self, RunningRecord, now_secs, process_start};
+use super::child::{self, ChildEnd};
+use super::log::Log;
+use super::record::{self, Ending, RunningRecord, Settled, now_secs, process_start};
+use super::supervise::{self, Children};
 use crate::cli::STOP;
+use crate::fault;
+use crate::queue::held::{self, Gate, Gates, RetryPolicy};
 use crate::queue::pairs::{self, Readiness};
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob, done};
-use crate::solve::{Job, PhaseStats, Site};
-use std::io::Write;
+use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How a daemon runs.
@@ -52,13 +61,18 @@ pub struct DaemonOptions {
     pub echo: bool,
     /// Where alerts are sent (hosts.toml `[mail]`); without it they stay in the outbox.
     pub mail: Option<crate::mail::MailConfig>,
+    /// Retries, holds and hung jobs (hosts.toml `[jobs]`).
+    pub policy: RetryPolicy,
 }
 
 /// What a daemon did.
 #[derive(Clone, Debug, Default)]
 pub struct DaemonSummary {
     pub jobs: u64,
+    /// Failed attempts (each retried or held).
     pub failed: u64,
+    /// Jobs held after their last attempt.
+    pub held: u64,
     pub requeued: u64,
     pub elapsed: Duration,
     pub stopped: bool,
@@ -95,31 +109,6 @@ impl Wake {
     }
 }
 
-/// The daemon's log: `logs/<host>.log`, one line per event, each with time, host, pid and
-/// runner number.
-#[derive(Clone)]
-struct Log {
-    file: Arc<Mutex<std::fs::File>>,
-    host: String,
-    echo: bool,
-}
-
-impl Log {
-    fn line(&self, runner: usize, msg: &str) {
-        let text = format!(
-            "{} {} {}.{runner} {msg}\n",
-            utc_timestamp(now_secs()),
-            self.host,
-            std::process::id()
-        );
-        // One write per line: with O_APPEND the lines of several daemons do not interleave.
-        let _ = self.file.lock().expect("log").write_all(text.as_bytes());
-        if self.echo {
-            eprint!("{text}");
-        }
-    }
-}
-
 /// One delivery of the outbox, logged.
 fn send_outbox(site: &Path, cfg: &crate::mail::MailConfig, log: &Log, runner: usize) {
     let outcome = crate::mail::deliver(site, cfg, now_secs());
@@ -128,56 +117,34 @@ fn send_outbox(site: &Path, cfg: &crate::mail::MailConfig, log: &Log, runner: us
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS` (UTC) for seconds since the epoch.
-pub fn utc_timestamp(secs: u64) -> String {
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 struct Daemon<'a> {
     site: &'a Site,
     opts: &'a DaemonOptions,
     here: Machine,
     log: Log,
     wake: Arc<Wake>,
-    /// The job processes running now, which a stop request passes SIGTERM on to.
-    children: Mutex<std::collections::HashSet<u32>>,
+    /// The job processes running now (stop requests, hung jobs).
+    children: Children,
     /// Background deliveries of the outbox, joined before the daemon exits.
     mailers: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// Jobs taken by this daemon: part of each running record's name.
+    takes: AtomicU64,
     jobs: AtomicU64,
     failed: AtomicU64,
+    held: AtomicU64,
     requeued: AtomicU64,
+    /// With `--until-empty`: why the build cannot go on, said once for all runners.
+    verdict: OnceLock<String>,
+    /// Records whose settling failed (disk full, file server away), tried again every loop.
+    unsettled: Mutex<Vec<(PathBuf, RunningRecord, Ending)>>,
 }
 
 /// How one runner ended.
 enum End {
     Finished,
     Stopped,
-}
-
-/// A value from the one-line JSON `jobrunner run --json` prints.
-fn json_u64(text: &str, key: &str) -> Option<u64> {
-    let at = text.find(&format!("\"{key}\":"))? + key.len() + 3;
-    let digits: String = text[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    digits.parse().ok()
+    /// `--until-empty` found that nothing more can run (the daemon's verdict says why).
+    Stuck,
 }
 
 impl Daemon<'_> {
@@ -201,87 +168,235 @@ impl Daemon<'_> {
         self.mailers.lock().expect("mailers").push(sender);
     }
 
-    fn record_path(&self, runner: usize) -> PathBuf {
+    /// A new running record's path: this host, daemon and runner, the take's number and
+    /// the job, so the record of one job is never the record of another.
+    fn record_path(&self, runner: usize, job: &Job) -> PathBuf {
+        let take = self.takes.fetch_add(1, Ordering::Relaxed);
         record::running_dir(self.site).join(format!(
-            "{}-{}-{runner}",
+            "{}-{}-{runner}-{take}.{}",
             self.opts.host,
-            std::process::id()
+            std::process::id(),
+            held::key(job).replace('/', ".")
         ))
     }
 
-    fn runnable(&self, line: &QueueLine, ready: &mut Readiness) -> Result<bool, String> {
+    fn runnable(
+        &self,
+        line: &QueueLine,
+        ready: &mut Readiness,
+        gates: &mut Gates,
+    ) -> Result<bool, String> {
         match line {
             QueueLine::Stop => Ok(true),
-            QueueLine::Job(q) if self.opts.dry_run => q.job().map(|_| true),
-            QueueLine::Job(q) => ready.runnable(&q.job()?),
+            QueueLine::Job(q) => {
+                let job = q.job()?;
+                Ok((self.opts.dry_run || ready.runnable(&job)?) && gates.gate(&job) == Gate::Open)
+            }
         }
     }
 
-    /// Requeues the jobs of this host's stale running records.
+    fn gates(&self) -> Gates<'_> {
+        Gates::new(self.site, self.opts.policy, now_secs())
+    }
+
+    /// Settles a running record whose job ended (or whose processes are gone), and tells
+    /// the log and, for a held job, the operator.
+    fn settle(
+        &self,
+        runner: usize,
+        path: &Path,
+        rec: &RunningRecord,
+        ending: &Ending,
+    ) -> Result<Settled, String> {
+        let mut log = |m: String| self.say(runner, &m);
+        let settled = match record::settle(
+            self.site,
+            &self.here,
+            path,
+            rec,
+            ending,
+            &self.opts.policy,
+            &mut log,
+        ) {
+            Ok(s) => s,
+            // A full disk or an unreachable file server: the job stays in its running
+            // record, and the settling is tried again every loop until it goes through.
+            Err(e) => {
+                self.say(
+                    runner,
+                    &format!(
+                        "could not settle {} of \"{}\" ({e}); the job stays in its running record, tried again every loop",
+                        path.display(),
+                        rec.line
+                    ),
+                );
+                self.unsettled.lock().expect("unsettled").push((
+                    path.to_path_buf(),
+                    rec.clone(),
+                    ending.clone(),
+                ));
+                return Ok(Settled::Gone);
+            }
+        };
+        let why = match ending {
+            Ending::Failed { status, .. } => status.as_str(),
+            Ending::Stopped => "stopped at a checkpoint",
+        };
+        match &settled {
+            Settled::Gone => {}
+            Settled::Requeued => {
+                self.requeued.fetch_add(1, Ordering::Relaxed);
+                self.say(
+                    runner,
+                    &format!(
+                        "\"{}\" ({why}): requeued at the top of {}",
+                        rec.line, rec.queue
+                    ),
+                );
+            }
+            Settled::Retry { attempt, at } => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                self.say(
+                    runner,
+                    &format!(
+                        "FAILED \"{}\": {why}; attempt {attempt} of {}, requeued at the top of {} to resume from its checkpoint after {}s",
+                        rec.line,
+                        self.opts.policy.max_attempts,
+                        rec.queue,
+                        at.saturating_sub(now_secs())
+                    ),
+                );
+            }
+            Settled::Held { attempts, new } => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                let (_, job) = rec.job()?;
+                let key = held::key(&job);
+                self.say(
+                    runner,
+                    &format!(
+                        "FAILED \"{}\": {why}; HELD after {} attempt(s): out of the queues until `{}`",
+                        rec.line,
+                        attempts.len(),
+                        held::release_command(self.site, &key)
+                    ),
+                );
+                if *new {
+                    self.held.fetch_add(1, Ordering::Relaxed);
+                    let body = held::held_report(self.site, &job, attempts);
+                    self.alert(runner, &format!("job held: {}", rec.line), &body);
+                }
+            }
+        }
+        if settled != Settled::Gone {
+            self.wake.bump();
+        }
+        Ok(settled)
+    }
+
+    /// Tries again the settlings that failed.
+    fn settle_again(&self, runner: usize) -> Result<(), String> {
+        let waiting = std::mem::take(&mut *self.unsettled.lock().expect("unsettled"));
+        for (path, rec, ending) in waiting {
+            self.settle(runner, &path, &rec, &ending)?;
+        }
+        Ok(())
+    }
+
+    /// Settles this host's stale running records: their jobs used an attempt.
     fn reap_stale(&self, runner: usize) -> Result<(), String> {
         for (path, rec) in record::read_host(self.site, &self.opts.host)? {
             if !rec.is_stale(&self.here) {
                 continue;
             }
-            let mut log = |m: String| self.say(runner, &m);
-            if record::requeue(self.site, &self.here, &path, &rec, &mut log)? {
-                self.requeued.fetch_add(1, Ordering::Relaxed);
-                let why = if rec.boot_id != self.here.boot_id {
-                    "the machine rebooted"
-                } else {
-                    "its runner and job processes are gone"
-                };
+            let status = if let Some(f) = &rec.failed {
+                f.clone()
+            } else if rec.boot_id != self.here.boot_id {
+                format!("host {} rebooted while it ran", rec.host)
+            } else {
+                format!(
+                    "its runner (pid {}) and job process (pid {}) on {} are gone",
+                    rec.pid, rec.child, rec.host
+                )
+            };
+            self.say(
+                runner,
+                &format!("stale running record {}: {status}", path.display()),
+            );
+            // A record whose child never started (the runner died as it took the job) used
+            // no attempt.
+            let ending = match rec.child {
+                0 if rec.failed.is_none() => Ending::Stopped,
+                _ => Ending::Failed {
+                    status,
+                    output: Some(self.output_path(&path)),
+                    counts_when_done: false,
+                },
+            };
+            if self.settle(runner, &path, &rec, &ending)? != Settled::Gone {
                 let msg = format!(
-                    "stale running record {} ({why}): requeued {:?} at the top of {} to resume from its checkpoint",
+                    "stale running record {} of \"{}\": its job was settled (see logs/{}.log)",
                     path.display(),
                     rec.line,
-                    rec.queue
+                    self.opts.host
                 );
-                self.say(runner, &msg);
                 self.alert(runner, &format!("requeued {}", rec.line), &msg);
-                self.wake.bump();
             }
         }
         Ok(())
     }
 
+    /// Where a record's job process writes its output.
+    fn output_path(&self, record: &Path) -> PathBuf {
+        let name = record.file_name().map(|n| n.to_string_lossy().into_owned());
+        self.site
+            .root()
+            .join("logs")
+            .join(format!("{}.out", name.unwrap_or_default()))
+    }
+
     /// Takes the first runnable line of the first queue that has one, writing the running
     /// record inside the lock.
-    fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine)>, String> {
+    fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine, PathBuf)>, String> {
         if self.paused() {
             return Ok(None);
         }
         for queue in &self.opts.queues {
-            let mut ready = Readiness::new(self.site);
-            if !queue.peek(|l| self.runnable(l, &mut ready))? {
+            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
+            if !queue.peek(|l| self.runnable(l, &mut ready, &mut gates))? {
                 continue;
             }
-            let mut ready = Readiness::new(self.site);
-            let path = self.record_path(runner);
+            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
+            let mut path = PathBuf::new();
             let mut log = |m: String| self.say(runner, &m);
             let taken = queue.take_with(
                 &self.here,
                 &mut log,
-                |l| self.runnable(l, &mut ready),
+                |l| self.runnable(l, &mut ready, &mut gates),
                 |l| match l {
                     QueueLine::Stop => Ok(()),
-                    QueueLine::Job(_) => RunningRecord {
-                        host: self.opts.host.clone(),
-                        boot_id: self.here.boot_id.clone(),
-                        pid: std::process::id(),
-                        pid_start: process_start(std::process::id()).unwrap_or(0),
-                        child: 0,
-                        child_start: 0,
-                        queue: queue.name.to_string(),
-                        line: l.to_string(),
-                        since: now_secs(),
-                        failed: None,
+                    QueueLine::Job(q) => {
+                        path = self.record_path(runner, &q.job()?);
+                        RunningRecord {
+                            host: self.opts.host.clone(),
+                            boot_id: self.here.boot_id.clone(),
+                            pid: std::process::id(),
+                            pid_start: process_start(std::process::id()).unwrap_or(0),
+                            child: 0,
+                            child_start: 0,
+                            queue: queue.name.to_string(),
+                            line: l.to_string(),
+                            since: now_secs(),
+                            failed: None,
+                        }
+                        .write(&path, true)?;
+                        fault::point("take.recorded");
+                        Ok(())
                     }
-                    .write(&path, true),
                 },
             )?;
             if let Some(line) = taken {
-                return Ok(Some((queue.clone(), line)));
+                fault::point("take.done");
+                return Ok(Some((queue.clone(), line, path)));
             }
         }
         Ok(None)
@@ -293,12 +408,22 @@ impl Daemon<'_> {
     }
 
     /// With `--until-empty`: whether to end (the queues hold no job and nothing runs
-    /// anywhere), or to fail (jobs are left but none can ever run).
+    /// anywhere), or why nothing more can run (held jobs, or jobs whose inputs never come).
     fn until_empty_end(&self) -> Result<Option<End>, String> {
+        if self.verdict.get().is_some() {
+            return Ok(Some(End::Stuck));
+        }
         let Some(jobs) = self.idle_everywhere()? else {
             return Ok(None);
         };
-        if jobs == 0 {
+        let held_jobs = || -> Result<Vec<held::JobState>, String> {
+            Ok(held::list(self.site)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .filter(|s| s.is_held(&self.opts.policy))
+                .collect())
+        };
+        if jobs == 0 && held_jobs()?.is_empty() {
             return Ok(Some(End::Finished));
         }
         // Jobs left, none runnable, nothing running: that may be a moment between another
@@ -308,33 +433,34 @@ impl Daemon<'_> {
         if self.idle_everywhere()? != Some(jobs) {
             return Ok(None);
         }
-        let failed: Vec<String> = record::read_all(self.site)?
-            .into_iter()
-            .filter_map(|(_, r)| r.failed.map(|f| format!("{} ({f})", r.line)))
-            .collect();
-        Err(format!(
-            "{jobs} job(s) left in the queues, none runnable and nothing running{}",
-            if failed.is_empty() {
-                " (were the jobs they wait for ever queued?)".to_string()
-            } else {
-                format!("; failed: {}", failed.join(", "))
-            }
-        ))
+        let why = super::stuck::explain(self.site, &self.opts.queues, &held_jobs()?, jobs)?;
+        if why.is_empty() {
+            return Ok(Some(End::Finished));
+        }
+        let _ = self.verdict.set(why);
+        Ok(Some(End::Stuck))
     }
 
     /// `Some(job lines left)` when no job runs anywhere and none of this runner's queues
-    /// holds a runnable line; `None` otherwise.
+    /// holds a line that is runnable or waiting out a retry's backoff; `None` otherwise.
     fn idle_everywhere(&self) -> Result<Option<usize>, String> {
-        let live = |recs: &[(PathBuf, RunningRecord)]| recs.iter().any(|r| r.1.failed.is_none());
+        let live = |recs: &[(PathBuf, RunningRecord)]| !recs.is_empty();
         if live(&record::read_all(self.site)?) {
             return Ok(None);
         }
         // Read after the records: a runner removes its record only after queueing what its
         // job led to, so this sees every job that finished job leads to.
         let (mut any, mut jobs) = (false, 0);
-        let mut ready = Readiness::new(self.site);
+        let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
         for q in &self.opts.queues {
-            any |= q.peek(|l| self.runnable(l, &mut ready))?;
+            any |= q.peek(|l| match l {
+                QueueLine::Job(j) if !self.opts.dry_run => {
+                    let job = j.job()?;
+                    Ok(ready.runnable(&job)?
+                        && matches!(gates.gate(&job), Gate::Open | Gate::Wait(_)))
+                }
+                l => self.runnable(l, &mut ready, &mut gates),
+            })?;
             jobs += q.job_count()?;
         }
         if any || live(&record::read_all(self.site)?) {
@@ -368,112 +494,121 @@ impl Daemon<'_> {
 
     /// Runs one taken job to its end. Returns `Stopped` when a stop request made it
     /// checkpoint (it is then back in its queue).
-    fn run(&self, runner: usize, queue: &Queue, q: QueuedJob) -> Result<Option<End>, String> {
+    fn run(
+        &self,
+        runner: usize,
+        queue: &Queue,
+        q: QueuedJob,
+        path: &Path,
+    ) -> Result<Option<End>, String> {
         let line = q.to_string();
-        let path = self.record_path(runner);
         let job = q.job()?;
         self.say(
             runner,
             &format!("took \"{line}\" from {}: {job}", queue.name),
         );
-        let out = self.site.root().join("logs").join(format!(
-            "{}-{}-{runner}.out",
-            self.opts.host,
-            std::process::id()
-        ));
+        let out = self.output_path(path);
         let t0 = Instant::now();
-        let mut child = self
-            .child_command(&job, &out)?
-            .spawn()
-            .map_err(|e| format!("starting {}: {e}", self.opts.exe.display()))?;
         let mut rec = RunningRecord::parse(
-            &std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+            &std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
         )
         .ok_or_else(|| format!("{}: not a running record", path.display()))?;
+        let mut child = match self.child_command(&job, &out).and_then(|mut c| {
+            c.spawn()
+                .map_err(|e| format!("starting {}: {e}", self.opts.exe.display()))
+        }) {
+            Ok(c) => c,
+            Err(e) => {
+                let ending = Ending::Failed {
+                    status: e,
+                    output: None,
+                    counts_when_done: true,
+                };
+                self.settle(runner, path, &rec, &ending)?;
+                return Ok(None);
+            }
+        };
         rec.child = child.id();
         rec.child_start = process_start(child.id()).unwrap_or(0);
+        self.children.add(rec.child, runner, &line);
         // Not synced: it matters while this machine runs (a stale check must wait for the
         // child), and a machine crash ends the child too.
-        rec.write(&path, false)?;
-        self.children.lock().expect("children").insert(rec.child);
+        let written = rec.write(path, false);
         let status = child.wait();
-        self.children.lock().expect("children").remove(&rec.child);
+        let did = self.children.remove(rec.child);
+        written?;
         let status = status.map_err(|e| format!("waiting for the job process: {e}"))?;
         let secs = t0.elapsed().as_secs_f64();
         let output = std::fs::read_to_string(&out).unwrap_or_default();
         for l in output.lines() {
             self.say(runner, &format!("  | {l}"));
         }
+        let ending = match child::classify(status, &output, did) {
+            ChildEnd::Done(stats) => {
+                return self.finish(runner, queue, &job, &line, path, &stats, secs);
+            }
+            ChildEnd::Stopped => Ending::Stopped,
+            ChildEnd::Failed(status) => Ending::Failed {
+                status,
+                output: Some(out.clone()),
+                counts_when_done: false,
+            },
+        };
+        self.settle(runner, path, &rec, &ending)?;
         let _ = std::fs::remove_file(&out);
-        match status.code() {
-            Some(0) => {
-                let stats = PhaseStats {
-                    looked: json_u64(&output, "looked").unwrap_or(0),
-                    win: json_u64(&output, "win").unwrap_or(0),
-                    loss: json_u64(&output, "loss").unwrap_or(0),
-                    draw: json_u64(&output, "draw").unwrap_or(0),
-                };
-                done::write(self.site, &job, &stats, &self.opts.host, secs)?;
-                if !self.opts.dry_run {
-                    let mut log = |m: String| self.say(runner, &m);
-                    if let Err(e) = pairs::advance(self.site, queue, &self.here, &job, &mut log) {
-                        return self.fail(runner, &path, rec, &format!("moving the pair on: {e}"));
-                    }
-                }
-                match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    // wsmonitor took this host for crashed and requeued the job meanwhile: it
-                    // will run again, with the same result (the operator was mailed).
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.say(
-                        runner,
-                        &format!(
-                            "the running record of \"{line}\" was gone at the end: the job was requeued while it ran"
-                        ),
-                    ),
-                    Err(e) => return Err(format!("{}: {e}", path.display())),
-                }
-                self.jobs.fetch_add(1, Ordering::Relaxed);
-                self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
-                self.wake.bump();
-                Ok(None)
-            }
-            Some(3) => {
-                let mut log = |m: String| self.say(runner, &m);
-                record::requeue(self.site, &self.here, &path, &rec, &mut log)?;
-                self.requeued.fetch_add(1, Ordering::Relaxed);
-                self.say(
-                    runner,
-                    &format!(
-                        "\"{line}\" stopped at a checkpoint after {secs:.2}s: requeued at the top of {}",
-                        queue.name
-                    ),
-                );
-                self.wake.bump();
-                Ok(STOP.load(Ordering::Relaxed).then_some(End::Stopped))
-            }
-            _ => self.fail(runner, &path, rec, &format!("the job process {status}")),
+        if matches!(ending, Ending::Stopped) {
+            return Ok(STOP.load(Ordering::Relaxed).then_some(End::Stopped));
         }
+        Ok(None)
     }
 
-    /// Keeps the record, marked failed, and tells the operator.
-    fn fail(
+    /// A job that exited 0: its done record, its pair moved on, its running record removed.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
         &self,
         runner: usize,
+        queue: &Queue,
+        job: &Job,
+        line: &str,
         path: &Path,
-        mut rec: RunningRecord,
-        why: &str,
+        stats: &crate::solve::PhaseStats,
+        secs: f64,
     ) -> Result<Option<End>, String> {
-        self.failed.fetch_add(1, Ordering::Relaxed);
-        rec.failed = Some(why.to_string());
-        rec.write(path, true)?;
-        let msg = format!(
-            "FAILED \"{}\": {why}; the running record {} stays until an operator removes it (the job's output is in logs/{}.log)",
-            rec.line,
-            path.display(),
-            self.opts.host
-        );
-        self.say(runner, &msg);
-        self.alert(runner, &format!("job failed: {}", rec.line), &msg);
+        let _ = std::fs::remove_file(self.output_path(path));
+        done::write(self.site, job, stats, &self.opts.host, secs)?;
+        fault::point("done.recorded");
+        if !self.opts.dry_run {
+            let mut log = |m: String| self.say(runner, &m);
+            if let Err(e) = pairs::advance(self.site, queue, &self.here, job, &mut log) {
+                // The job is done but its pair did not move on: an attempt, so a damaged
+                // stage record cannot make it run again and again.
+                let rec = RunningRecord::parse(&std::fs::read_to_string(path).unwrap_or_default())
+                    .ok_or_else(|| format!("{}: not a running record", path.display()))?;
+                let ending = Ending::Failed {
+                    status: format!("moving the pair on: {e}"),
+                    output: None,
+                    counts_when_done: true,
+                };
+                self.settle(runner, path, &rec, &ending)?;
+                return Ok(None);
+            }
+        }
+        fault::point("done.advanced");
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            // wsmonitor took this host for crashed and requeued the job meanwhile: it
+            // will run again, with the same result (the operator was mailed).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.say(
+                runner,
+                &format!(
+                    "the running record of \"{line}\" was gone at the end: the job was requeued while it ran"
+                ),
+            ),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+        self.jobs.fetch_add(1, Ordering::Relaxed);
+        self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
+        self.wake.bump();
         Ok(None)
     }
 
@@ -482,18 +617,24 @@ impl Daemon<'_> {
             if STOP.load(Ordering::Relaxed) {
                 return Ok(End::Stopped);
             }
+            if self.verdict.get().is_some() {
+                return Ok(End::Stuck);
+            }
             let seen = self.wake.current();
-            let step = self.reap_stale(k).and_then(|_| self.take(k));
+            let step = self
+                .settle_again(k)
+                .and_then(|_| self.reap_stale(k))
+                .and_then(|_| self.take(k));
             match step {
-                Ok(Some((q, QueueLine::Stop))) => {
+                Ok(Some((q, QueueLine::Stop, _))) => {
                     self.say(
                         k,
                         &format!("took \"stop\" from {}: this runner exits", q.name),
                     );
                     return Ok(End::Finished);
                 }
-                Ok(Some((q, QueueLine::Job(job)))) => {
-                    if let Some(end) = self.run(k, &q, job)? {
+                Ok(Some((q, QueueLine::Job(job), path))) => {
+                    if let Some(end) = self.run(k, &q, job, &path)? {
                         return Ok(end);
                     }
                 }
@@ -515,6 +656,63 @@ impl Daemon<'_> {
                 }
                 Err(e) => return Err(e),
             }
+        }
+    }
+
+    /// The daemon's own thread: stop requests passed on to the job processes, the host's
+    /// heartbeat for wsmonitor every 10 seconds, and hung jobs (`supervise.rs`).
+    fn supervise(&self, runners_done: &std::sync::atomic::AtomicBool) {
+        let stall = Duration::from_secs(self.opts.policy.stall_secs);
+        let mut beat = supervise::Every::new(Duration::from_secs(10));
+        let mut stalls = supervise::Every::new(supervise::sample_period(stall));
+        while !runners_done.load(Ordering::Relaxed) {
+            if beat.due()
+                && let Err(e) = crate::monitor::write_heartbeat(
+                    self.site,
+                    &self.opts.host,
+                    &self.here.boot_id,
+                    now_secs(),
+                )
+            {
+                self.say(0, &format!("heartbeat: {e}"));
+            }
+            if STOP.load(Ordering::Relaxed) {
+                self.children.stop_all();
+            }
+            if stalls.due() {
+                for ev in self.children.check_stalls(stall) {
+                    self.report_stall(ev);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn report_stall(&self, ev: supervise::Event) {
+        match ev {
+            supervise::Event::Hung {
+                runner,
+                line,
+                pid,
+                secs,
+                state,
+            } => {
+                let msg = format!(
+                    "\"{line}\" (pid {pid}, state {state}) has had no CPU time for {secs}s: hung? (a job on a dead network mount waits in state D); it is killed after {}s, which uses an attempt",
+                    2 * self.opts.policy.stall_secs
+                );
+                self.say(runner, &msg);
+                self.alert(runner, &format!("job hung: {line}"), &msg);
+            }
+            supervise::Event::Killed {
+                runner,
+                line,
+                pid,
+                secs,
+            } => self.say(
+                runner,
+                &format!("\"{line}\" (pid {pid}) had no CPU time for {secs}s: sent SIGKILL; waiting for it to die"),
+            ),
         }
     }
 }
@@ -561,8 +759,6 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
-    let log_path = site.root().join("logs").join(format!("{}.log", opts.host));
-    let file = crate::files::open_append(&log_path).map_err(|e| e.to_string())?;
     let wake = Arc::new(Wake {
         generation: Mutex::new(0),
         cv: Condvar::new(),
@@ -574,31 +770,32 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
             host: opts.host.clone(),
             boot_id: real.boot_id,
         },
-        log: Log {
-            file: Arc::new(Mutex::new(file)),
-            host: opts.host.clone(),
-            echo: opts.echo,
-        },
+        log: Log::open(site.root(), &opts.host, opts.echo)?,
         wake: wake.clone(),
-        children: Mutex::default(),
+        children: Children::default(),
         mailers: Mutex::default(),
+        takes: AtomicU64::new(0),
         jobs: AtomicU64::new(0),
         failed: AtomicU64::new(0),
+        held: AtomicU64::new(0),
         requeued: AtomicU64::new(0),
+        verdict: OnceLock::new(),
+        unsettled: Mutex::default(),
     };
     let t0 = Instant::now();
     let names: Vec<&str> = opts.queues.iter().map(|q| q.name).collect();
     d.say(
         0,
         &format!(
-            "jobrunner daemon: {} runner(s) on queues {}{}",
+            "jobrunner daemon: {} runner(s) on queues {}{}; up to {} attempts per job",
             opts.runners,
             names.join(", "),
             if opts.until_empty {
                 ", until empty"
             } else {
                 ""
-            }
+            },
+            opts.policy.max_attempts
         ),
     );
     let watcher = match watch(site, wake) {
@@ -613,36 +810,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     };
     let runners_done = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<Result<End, String>> = std::thread::scope(|scope| {
-        // SIGTERM to the daemon becomes SIGTERM to every job process: each checkpoints.
-        // It also writes the host's heartbeat for wsmonitor every 10 seconds.
-        scope.spawn(|| {
-            let mut signalled = std::collections::HashSet::new();
-            let mut last_beat: Option<Instant> = None;
-            while !runners_done.load(Ordering::Relaxed) {
-                if last_beat.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
-                    last_beat = Some(Instant::now());
-                    if let Err(e) = crate::monitor::write_heartbeat(
-                        site,
-                        &opts.host,
-                        &d.here.boot_id,
-                        now_secs(),
-                    ) {
-                        d.say(0, &format!("heartbeat: {e}"));
-                    }
-                }
-                if STOP.load(Ordering::Relaxed) {
-                    for &pid in d.children.lock().expect("children").iter() {
-                        if signalled.insert(pid) {
-                            let _ = nix::sys::signal::kill(
-                                nix::unistd::Pid::from_raw(pid as i32),
-                                nix::sys::signal::Signal::SIGTERM,
-                            );
-                        }
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
+        scope.spawn(|| d.supervise(&runners_done));
         let handles: Vec<_> = (0..opts.runners)
             .map(|k| {
                 let d = &d;
@@ -667,6 +835,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     let summary = DaemonSummary {
         jobs: d.jobs.load(Ordering::Relaxed),
         failed: d.failed.load(Ordering::Relaxed),
+        held: d.held.load(Ordering::Relaxed),
         requeued: d.requeued.load(Ordering::Relaxed),
         elapsed: t0.elapsed(),
         stopped: results.iter().any(|r| matches!(r, Ok(End::Stopped))),
@@ -674,42 +843,26 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     d.say(
         0,
         &format!(
-            "jobrunner daemon ends: {} job(s) done, {} failed, {} requeued in {:.1}s",
+            "jobrunner daemon ends: {} job(s) done, {} failed attempt(s), {} held, {} requeued in {:.1}s",
             summary.jobs,
             summary.failed,
+            summary.held,
             summary.requeued,
             summary.elapsed.as_secs_f64()
         ),
     );
-    let errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).collect();
+    // Each distinct error once (several runners may meet the same unreachable file).
+    let mut errors: Vec<String> = Vec::new();
+    for e in results.into_iter().filter_map(|r| r.err()) {
+        if !errors.contains(&e) {
+            errors.push(e);
+        }
+    }
+    if let Some(v) = d.verdict.get() {
+        errors.insert(0, v.clone());
+    }
     if !errors.is_empty() {
         return Err(errors.join("; "));
     }
-    if summary.failed > 0 && opts.until_empty {
-        return Err(format!(
-            "{} job(s) failed (see running/ and logs/{}.log)",
-            summary.failed, opts.host
-        ));
-    }
     Ok(summary)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_utc_civil_dates() {
-        assert_eq!(utc_timestamp(0), "1970-01-01 00:00:00");
-        assert_eq!(utc_timestamp(951_782_400), "2000-02-29 00:00:00");
-        assert_eq!(utc_timestamp(1_795_392_000 + 3661), "2026-11-23 01:01:01");
-    }
-
-    #[test]
-    fn stats_are_read_from_the_json_line() {
-        let t = r#"{"job":"x","stats":{"looked":12,"win":3,"loss":0,"draw":9}}"#;
-        assert_eq!(json_u64(t, "looked"), Some(12));
-        assert_eq!(json_u64(t, "draw"), Some(9));
-        assert_eq!(json_u64(t, "nope"), None);
-    }
 }

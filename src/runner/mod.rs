@@ -2,8 +2,12 @@
 //! [`daemon`]), one phase job in the foreground (`jobrunner run`, what the daemon's children
 //! run), the in-process local build (`jobrunner build-local`) and `verify`.
 
+pub mod child;
 pub mod daemon;
+pub mod log;
 pub mod record;
+mod stuck;
+pub mod supervise;
 
 use crate::cli::{CliError, STOP, output_error, peak_rss_bytes};
 use crate::solve::local::{BuildOptions, BuildSummary, build_local};
@@ -33,6 +37,7 @@ pub fn run_one(
     out: &mut dyn Write,
 ) -> Result<bool, CliError> {
     let job: Job = job_text.parse()?;
+    crate::fault::point("job.start");
     // Said in the report, so a log shows that a requeued job went on from its checkpoint.
     let resumed = match dry_run {
         true => None,
@@ -227,11 +232,11 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         .hosts_file
         .clone()
         .unwrap_or_else(|| site.root().join("hosts.toml"));
-    let (entry, mail) = if file.exists() {
+    let (entry, mail, policy) = if file.exists() {
         let hosts = crate::hosts::Hosts::load(&file)?;
-        (hosts.host(&host).cloned(), hosts.mail)
+        (hosts.host(&host).cloned(), hosts.mail, hosts.jobs)
     } else {
-        (None, None)
+        (None, None, Default::default())
     };
     if entry.is_none() && (a.queues.is_none() || a.runners.is_none()) {
         return Err(format!(
@@ -277,6 +282,7 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         exe: std::env::current_exe().map_err(|e| format!("finding jobrunner itself: {e}"))?,
         echo: true,
         mail,
+        policy,
     })
 }
 
@@ -292,20 +298,22 @@ pub fn daemon_command(
     let secs = s.elapsed.as_secs_f64();
     let text = if json {
         format!(
-            "{{\"host\":\"{}\",\"jobs\":{},\"failed\":{},\"requeued\":{},\"seconds\":{secs:.3},\"jobs_per_second\":{:.1},\"stopped\":{}}}\n",
+            "{{\"host\":\"{}\",\"jobs\":{},\"failed\":{},\"held\":{},\"requeued\":{},\"seconds\":{secs:.3},\"jobs_per_second\":{:.1},\"stopped\":{}}}\n",
             opts.host,
             s.jobs,
             s.failed,
+            s.held,
             s.requeued,
             s.jobs as f64 / secs.max(1e-9),
             s.stopped
         )
     } else {
         format!(
-            "{}: {} job(s) done, {} failed, {} requeued in {secs:.1}s ({:.1} jobs/s){}\n",
+            "{}: {} job(s) done, {} failed attempt(s), {} held, {} requeued in {secs:.1}s ({:.1} jobs/s){}\n",
             opts.host,
             s.jobs,
             s.failed,
+            s.held,
             s.requeued,
             s.jobs as f64 / secs.max(1e-9),
             if s.stopped {

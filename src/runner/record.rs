@@ -1,11 +1,13 @@
-//! Running records: `running/<host>-<pid>-<runner>` says which job a runner took, from which
-//! queue, and which processes work on it. A runner writes its record inside the queue's lock
-//! as it takes the line, so a job is always either in a queue or in a record; success removes
-//! the record, failure keeps it (marked `failed`) for the operator. A record whose processes
-//! are provably gone (same host, and a new boot id or both pids gone) is *stale*: its job is
-//! put back at the top of its queue in the explicit-range form, where the job's checkpoint
-//! makes it resume.
+//! Running records: `running/<host>-<pid>-<runner>-<take>.<job>` says which job a runner
+//! took, from which queue, and which processes work on it. A runner writes its record inside
+//! the queue's lock as it takes the line, so a job is always in a queue, a record, `done/` or
+//! `held/`. Success removes the record; any other end is settled by [`settle`]: requeued, or
+//! counted as a failed attempt and requeued after a backoff, or held. A record whose
+//! processes are provably gone (same host, and a new boot id or both pids gone) is *stale*
+//! and settled as a failed attempt; its job resumes from its checkpoint.
 
+use crate::fault;
+use crate::queue::held::{self, Attempt, RetryPolicy};
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob};
 use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};
@@ -45,11 +47,7 @@ pub fn process_start(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-pub fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub use crate::clock::now_secs;
 
 impl RunningRecord {
     pub fn to_text(&self) -> String {
@@ -127,8 +125,12 @@ impl RunningRecord {
 
     /// Whether the runner and its child are provably gone, seen from `here`.
     pub fn is_stale(&self, here: &Machine) -> bool {
-        if self.host != here.host || self.failed.is_some() {
+        if self.host != here.host {
             return false;
+        }
+        // (`failed`: a record an older version kept for the operator; settled now.)
+        if self.failed.is_some() {
+            return true;
         }
         if self.boot_id != here.boot_id {
             return true;
@@ -176,45 +178,176 @@ fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecor
     Ok(out)
 }
 
-/// Puts the job of a record back at the top of its queue, in the explicit-range form, and
-/// removes the record: both inside the queue's lock and only if the record is still there
-/// unchanged (two runners of one host may find the same stale record). Returns whether this
-/// call requeued it.
-pub fn requeue(
+/// How a taken job's attempt ended, for [`settle`].
+#[derive(Clone, Debug)]
+pub enum Ending {
+    /// Stopped at a checkpoint (exit 3, or a stop signal its runner sent): requeued, and no
+    /// attempt used.
+    Stopped,
+    /// Failed: one attempt used. `status` says how (`signal 9 (SIGKILL)`, `host ws2
+    /// crashed`, ...); `output` is the file holding the job process's output, if any.
+    Failed {
+        status: String,
+        output: Option<PathBuf>,
+        /// Counted even when the job's done record exists (its pair could not move on);
+        /// otherwise a done job only needs to run again to move its pair on.
+        counts_when_done: bool,
+    },
+}
+
+/// What [`settle`] did with a record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// The record was gone or changed: another process settled it first.
+    Gone,
+    /// Back at the top of its queue (stopped, or failed after it was done: its run again
+    /// only moves its pair on).
+    Requeued,
+    /// Failed attempt `attempt`; back at the top of its queue, runnable from `at`.
+    Retry { attempt: u32, at: u64 },
+    /// Held after these attempts; `new` when this call held it (mail the operator once).
+    Held { attempts: Vec<Attempt>, new: bool },
+}
+
+/// The name an attempt is recorded under: the record's file name and when it was taken.
+fn record_id(path: &Path, rec: &RunningRecord) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{name}@{}", rec.since)
+}
+
+/// Settles the running record at `path` whose job ended (or whose processes are gone):
+/// inside the lock of the job's queue, and only if the record is still there unchanged (two
+/// runners of one host may find the same stale record), a failure is counted as an attempt
+/// (once, however often a crash makes this run again), then the job is requeued at the top
+/// in the explicit-range form, where its checkpoint makes it resume, or held after
+/// `policy.max_attempts`. The record is removed last: a crash in between leaves the job in
+/// two places, never in none.
+pub fn settle(
     site: &Site,
     here: &Machine,
     path: &Path,
     rec: &RunningRecord,
+    ending: &Ending,
+    policy: &RetryPolicy,
     log: &mut dyn FnMut(String),
-) -> Result<bool, String> {
+) -> Result<Settled, String> {
     let queue = Queue::named(site.root(), &rec.queue)?;
     let (q, job) = rec.job()?;
     let line = QueueLine::Job(QueuedJob::explicit(&job, q.n));
-    queue
-        .with_lines(here, log, |lines| {
-            let current = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|t| RunningRecord::parse(&t));
-            if current.as_ref() != Some(rec) {
-                return Ok((false, false));
+    let settled = queue.with_lines(here, log, |lines| {
+        let current = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| RunningRecord::parse(&t));
+        if current.as_ref() != Some(rec) {
+            return Ok((Settled::Gone, false));
+        }
+        let settled = match ending {
+            Ending::Failed {
+                status,
+                output,
+                counts_when_done,
+            } if *counts_when_done || !crate::queue::done::record_path(site, &job).exists() => {
+                count_attempt(site, path, rec, &job, status, output.as_deref(), policy)?
             }
-            lines.insert(
-                0,
-                crate::queue::file::Entry {
-                    line: 0,
-                    text: line.to_string(),
-                },
-            );
-            Ok((true, true))
-        })
-        .and_then(|requeued| {
-            if requeued {
-                // After the queue holds the job again: a crash in between leaves it in both
-                // places, and running a finished job twice is a no-op, never a loss.
-                std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            _ => Settled::Requeued,
+        };
+        fault::point("settle.counted");
+        if matches!(settled, Settled::Held { .. }) || held::queued_already(lines, &job) {
+            return Ok((settled, false));
+        }
+        lines.insert(
+            0,
+            crate::queue::file::Entry {
+                line: 0,
+                text: line.to_string(),
+            },
+        );
+        Ok((settled, true))
+    })?;
+    fault::point("settle.queued");
+    if settled != Settled::Gone {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("{}: {e}", path.display()));
             }
-            Ok(requeued)
-        })
+            _ => {}
+        }
+    }
+    Ok(settled)
+}
+
+/// Records a failed attempt of `job` (unless this record's ending is recorded already) and
+/// holds the job once it has used its attempts. Runs inside the queue's lock.
+fn count_attempt(
+    site: &Site,
+    path: &Path,
+    rec: &RunningRecord,
+    job: &Job,
+    status: &str,
+    output: Option<&Path>,
+    policy: &RetryPolicy,
+) -> Result<Settled, String> {
+    let now = now_secs();
+    let id = record_id(path, rec);
+    let (mut attempts, damaged) = match held::read_attempts(site, job) {
+        Ok(a) => (a, None),
+        // A damaged record holds its job; it is kept for the operator to see.
+        Err(e @ held::HeldError::Corrupt { .. }) => (Vec::new(), Some(e.to_string())),
+        // Not readable now: the job stays where it is until it is.
+        Err(e) => return Err(e.to_string()),
+    };
+    if attempts.last().is_none_or(|a| a.record != id) {
+        let n = attempts.len() as u32 + 1;
+        let kept = match output {
+            Some(out) if out.exists() => {
+                let name = held::output_name(job, n);
+                let to = site.root().join(&name);
+                if let Some(d) = to.parent() {
+                    std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+                }
+                std::fs::rename(out, &to).map_err(|e| format!("{}: {e}", out.display()))?;
+                Some(name)
+            }
+            _ => None,
+        };
+        attempts.push(Attempt {
+            attempt: n,
+            host: rec.host.clone(),
+            record: id,
+            taken: rec.since,
+            ended: now,
+            status: match &damaged {
+                Some(e) => format!("{status} (earlier attempts unreadable: {e})"),
+                None => status.to_string(),
+            },
+            output: kept,
+        });
+        if damaged.is_none() {
+            held::write_attempts(site, job, &attempts).map_err(|e| e.to_string())?;
+        }
+    }
+    let n = attempts.len() as u32;
+    if damaged.is_none() && n < policy.max_attempts {
+        return Ok(Settled::Retry {
+            attempt: n,
+            at: attempts[attempts.len() - 1].ended + policy.backoff(n),
+        });
+    }
+    let new = !matches!(held::read_held(site, job), Ok(Some(_)));
+    if new {
+        let held = held::HeldRecord {
+            job: job.to_string(),
+            queue: rec.queue.clone(),
+            line: QueuedJob::explicit(job, rec.job()?.0.n).to_string(),
+            since: now,
+            attempts: n,
+        };
+        held::write_held(site, job, &held).map_err(|e| e.to_string())?;
+    }
+    Ok(Settled::Held { attempts, new })
 }
 
 #[cfg(test)]
@@ -258,5 +391,53 @@ mod tests {
         };
         assert!(!reused.is_stale(&elsewhere));
         assert_eq!(RunningRecord::parse("host h\n"), None);
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_written_leaves_the_job_where_it_was() {
+        let dir = crate::files::test_dir("settle-full");
+        let site = Site::new(&dir);
+        let here = Machine {
+            host: "h".into(),
+            boot_id: "b".into(),
+        };
+        let rec = RunningRecord {
+            host: "h".into(),
+            boot_id: "b".into(),
+            pid: 1,
+            pid_start: 1,
+            child: 2,
+            child_start: 2,
+            queue: "prime".into(),
+            line: "cap 2100.-- -max 01 -s 1 -n 00".into(),
+            since: 5,
+            failed: None,
+        };
+        let path = running_dir(&site).join("h-1-0-0.job");
+        rec.write(&path, false).unwrap();
+        // A file where the attempts directory should be: writing the attempt fails, as on a
+        // full disk.
+        std::fs::write(dir.join("attempts"), "in the way").unwrap();
+        let policy = RetryPolicy::default();
+        let ending = Ending::Failed {
+            status: "signal 9 (SIGKILL)".into(),
+            output: None,
+            counts_when_done: false,
+        };
+        let mut log = |_: String| {};
+        assert!(settle(&site, &here, &path, &rec, &ending, &policy, &mut log).is_err());
+        assert!(path.exists(), "the job is still in its running record");
+        let queue = Queue::named(&dir, "p").unwrap();
+        assert!(queue.read_unlocked().unwrap().is_empty());
+        // Once the write can go through, the same settling does.
+        std::fs::remove_file(dir.join("attempts")).unwrap();
+        let settled = settle(&site, &here, &path, &rec, &ending, &policy, &mut log).unwrap();
+        assert!(
+            matches!(settled, Settled::Retry { attempt: 1, .. }),
+            "{settled:?}"
+        );
+        assert!(!path.exists());
+        assert_eq!(queue.read_unlocked().unwrap().len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::cli::{CliError, output_error};
 use crate::queue::{QUEUES, Queue, QueueLine, done, pairs};
-use crate::runner::daemon::utc_timestamp;
+use crate::runner::log::utc_timestamp;
 use crate::runner::record::{self, now_secs};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::{Phase, Site, checkpoint};
@@ -75,6 +75,7 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
         Vec::new()
     };
     let records = record::read_all(site)?;
+    let tally = super::held::tally(site)?;
     let now = now_secs();
     let mut rows = Vec::new();
     for (path, r) in &records {
@@ -123,9 +124,12 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             })
             .collect();
         format!(
-            "{{\"hosts\":[{}],\"running\":[{}]}}\n",
+            "{{\"hosts\":[{}],\"running\":[{}],\"retried\":{},\"waiting_to_retry\":{},\"held\":{}}}\n",
             hs.join(","),
-            rs.join(",")
+            rs.join(","),
+            tally.retried,
+            tally.waiting,
+            tally.held
         )
     } else {
         let mut t = String::new();
@@ -155,6 +159,12 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
                 r.line,
                 utc_timestamp(r.since),
                 now.saturating_sub(r.since)
+            );
+        }
+        if tally.retried + tally.held > 0 {
+            t += &format!(
+                "# retried {} job(s) ({} waiting to run again), held {} (dbstatus held)\n",
+                tally.retried, tally.waiting, tally.held
             );
         }
         t
@@ -301,24 +311,34 @@ pub fn write_summary(
             }
         }
     }
-    let running = record::read_all(site)?;
-    let failed = running.iter().filter(|r| r.1.failed.is_some()).count();
+    let running = record::read_all(site)?.len();
+    let tally = super::held::tally(site)?;
     let rate = recent as f64 / 600.0;
     let eta = (rate > 0.0).then(|| queued_pos as f64 / rate);
     let text = if json {
         format!(
-            "{{\"pieces\":{pieces},\"slices\":{slices},\"positions\":{positions},\"solved\":{solved},\"solved_positions\":{solved_pos},\"built\":{built},\"verified\":{verified},\"queued_jobs\":{queued},\"queued_positions\":{queued_pos},\"running\":{},\"failed\":{failed},\"positions_per_second\":{rate:.0},\"eta_seconds\":{},\"at\":{now}}}\n",
-            running.len() - failed,
+            "{{\"pieces\":{pieces},\"slices\":{slices},\"positions\":{positions},\"solved\":{solved},\"solved_positions\":{solved_pos},\"built\":{built},\"verified\":{verified},\"queued_jobs\":{queued},\"queued_positions\":{queued_pos},\"running\":{running},\"retried\":{},\"waiting_to_retry\":{},\"held\":{},\"failed\":{},\"positions_per_second\":{rate:.0},\"eta_seconds\":{},\"at\":{now}}}\n",
+            tally.retried,
+            tally.waiting,
+            tally.held,
+            tally.held,
             eta.map_or("null".into(), |e| format!("{e:.0}"))
         )
     } else {
         format!(
             "2..{pieces} pieces: {slices} slices, {positions} positions\n\
              solved {solved} slices ({:.1}% of positions), built {built}, verified {verified}\n\
-             queued {queued} jobs ({queued_pos} positions), running {}, failed {failed}\n\
+             queued {queued} jobs ({queued_pos} positions), running {running}, retried {} ({} waiting to run again), held {}{}\n\
              last 10 minutes: {:.2} M positions/s of finished jobs; queued work {}\n",
             100.0 * solved_pos as f64 / positions.max(1) as f64,
-            running.len() - failed,
+            tally.retried,
+            tally.waiting,
+            tally.held,
+            if tally.held > 0 {
+                " (dbstatus held)"
+            } else {
+                ""
+            },
             rate / 1e6,
             match eta {
                 _ if queued == 0 => "is none".to_string(),

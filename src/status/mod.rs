@@ -2,6 +2,7 @@
 //! queues, and (in [`build`]) the runners, one slice's progress and the totals.
 
 pub mod build;
+pub mod held;
 
 use crate::cli::{CliError, output_error};
 use crate::slice::{Material, Slice, plan};

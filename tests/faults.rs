@@ -1,0 +1,625 @@
+//! No job is ever lost (issue 20), with real processes:
+//!
+//! - a 2..5 build through the queues with 3 runners in which job processes (pair jobs and
+//!   phase jobs) are SIGKILLed 20 times at random moments ends by itself, byte-identical to
+//!   the in-process build, with every planned job done;
+//! - a job killed once is retried, and its runner's next job does not touch its records;
+//! - a job that always fails (a damaged input file) is attempted `max_attempts` times with a
+//!   growing backoff, held, mailed once through a real SMTP server, listed, and once the
+//!   input is repaired, released to a byte-identical build; damaged records and bad release
+//!   commands are clear errors that change nothing;
+//! - SIGKILL of the runner daemon itself at each of its state changes (take, done, requeue,
+//!   hold) loses no job: after each crash every planned job is in a queue, a running
+//!   record, `done/` or `held/`, and a restarted daemon finishes byte-identical.
+
+mod common;
+
+use common::site::assert_same_build;
+use nowdb::queue::file::Queue;
+use nowdb::queue::{QueueLine, done, held};
+use nowdb::runner::record;
+use nowdb::solve::{Job, Site};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
+const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
+
+fn fresh_dir(name: &str) -> PathBuf {
+    common::dirs::fresh_dir("faults", name)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tool(exe: &str, site: &Path, args: &[&str]) -> Output {
+    Command::new(exe)
+        .arg("--site")
+        .arg(site)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn addq(site: &Path, args: &[&str]) -> String {
+    let out = tool(ADDQ, site, args);
+    assert!(out.status.success(), "addq {args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// 2..N pieces built in one process (`jobrunner build-local`), once per N for all tests.
+fn reference(pieces: u32) -> &'static Path {
+    static R4: OnceLock<PathBuf> = OnceLock::new();
+    static R5: OnceLock<PathBuf> = OnceLock::new();
+    let cell = if pieces == 4 { &R4 } else { &R5 };
+    cell.get_or_init(|| {
+        let d = fresh_dir(&format!("reference{pieces}"));
+        let n = pieces.to_string();
+        let out = tool(
+            JOBRUNNER,
+            &d,
+            &["build-local", "--pieces", &n, "--runners", "2"],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        d
+    })
+}
+
+/// `[jobs]` for a test site (and more tables after it).
+fn write_hosts(site: &Path, max_attempts: u32, rest: &str) {
+    std::fs::write(
+        site.join("hosts.toml"),
+        format!("[jobs]\nmax_attempts = {max_attempts}\nretry_backoff_secs = 1\n\n{rest}"),
+    )
+    .unwrap();
+}
+
+/// A runner daemon for host `t` on queues p and m, until the queues are empty.
+fn daemon(site: &Path, runners: usize) -> Command {
+    let mut c = Command::new(JOBRUNNER);
+    c.arg("--site")
+        .arg(site)
+        .args([
+            "daemon",
+            "--host",
+            "t",
+            "--queues",
+            "pm",
+            "--poll-secs",
+            "0.3",
+        ])
+        .args(["--runners", &runners.to_string(), "--until-empty"])
+        .stdin(Stdio::null());
+    c
+}
+
+/// A daemon in the background, its stderr in a file of the site (never a pipe nobody reads).
+fn spawn(mut cmd: Command, site: &Path, name: &str) -> Child {
+    let err = std::fs::File::create(site.join(format!("{name}.stderr"))).unwrap();
+    cmd.stdout(Stdio::null()).stderr(err).spawn().unwrap()
+}
+
+fn stderr_of(site: &Path, name: &str) -> String {
+    std::fs::read_to_string(site.join(format!("{name}.stderr"))).unwrap_or_default()
+}
+
+fn tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(25)..].join("\n")
+}
+
+/// The jobs the plan queued (read before any runner starts).
+fn planned(site: &Path) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for q in ["prime", "small"] {
+        for (_, parsed) in Queue::named(site, q).unwrap().read_checked().unwrap() {
+            if let Some(QueueLine::Job(j)) = parsed {
+                jobs.push(j.job().unwrap());
+            }
+        }
+    }
+    assert!(!jobs.is_empty());
+    jobs
+}
+
+/// Where `job` is now: any of queue, running, done, held.
+fn whereabouts(site: &Path, job: &Job) -> Vec<&'static str> {
+    let s = Site::new(site);
+    let mut at = Vec::new();
+    let queued = ["prime", "small"].iter().any(|q| {
+        Queue::named(site, q)
+            .unwrap()
+            .read_checked()
+            .unwrap()
+            .into_iter()
+            .any(|(_, p)| matches!(p, Some(QueueLine::Job(j)) if j.job().unwrap() == *job))
+    });
+    if queued {
+        at.push("queue");
+    }
+    let running = record::read_all(&s)
+        .unwrap()
+        .iter()
+        .any(|(_, r)| r.job().unwrap().1 == *job);
+    if running {
+        at.push("running");
+    }
+    if done::record_path(&s, job).exists() {
+        at.push("done");
+    }
+    if held::held_path(&s, job).exists() {
+        at.push("held");
+    }
+    at
+}
+
+/// Every planned job is somewhere (`what` names the moment for the message).
+fn assert_every_job_somewhere(site: &Path, plan: &[Job], what: &str) {
+    for job in plan {
+        assert!(
+            !whereabouts(site, job).is_empty(),
+            "{what}: {job} is in no queue, record, done/ or held/"
+        );
+    }
+}
+
+fn assert_every_job_done(site: &Path, plan: &[Job]) {
+    let s = Site::new(site);
+    for job in plan {
+        assert!(done::record_path(&s, job).exists(), "{job} is not done");
+    }
+    assert!(
+        record::read_all(&s).unwrap().is_empty(),
+        "running records left"
+    );
+    assert!(
+        held::list(&s).unwrap().iter().all(|j| j.done),
+        "jobs not done"
+    );
+}
+
+/// A running job process of the site, as (record path, record), chosen by `pick`.
+fn running_children(site: &Path) -> Vec<(PathBuf, record::RunningRecord)> {
+    record::read_all(&Site::new(site))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, r)| r.child != 0 && record::process_start(r.child) == Some(r.child_start))
+        .collect()
+}
+
+fn sigkill(pid: u32) -> bool {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .is_ok()
+}
+
+#[test]
+fn twenty_sigkilled_job_processes_lose_nothing_and_change_no_byte() {
+    let site = fresh_dir("twenty");
+    // Kills at random moments hit the long jobs most; enough attempts that none is held.
+    write_hosts(&site, 25, "");
+    // Pairs from 300,000 positions are phase jobs of about a million positions, so kills hit
+    // cap ... fill, build and ver jobs as well as whole-pair jobs.
+    addq(
+        &site,
+        &[
+            "--positions",
+            "1048576",
+            "--pair-below",
+            "300000",
+            "p",
+            "plan",
+            "2..5",
+        ],
+    );
+    let plan = planned(&site);
+    let runner = spawn(
+        {
+            let mut c = daemon(&site, 3);
+            c.args(["--checkpoint-secs", "0"]);
+            c
+        },
+        &site,
+        "daemon",
+    );
+    let mut rng = nowdb::rng::XorShift::new(0x5eed_2026);
+    let mut killed = Vec::new();
+    let (mut phases, mut pairs) = (0, 0);
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let mut child = runner;
+    while killed.len() < 20 {
+        assert!(Instant::now() < deadline, "20 kills did not happen");
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100 + rng.below(900)));
+        let live = running_children(&site);
+        if live.is_empty() {
+            continue;
+        }
+        let (_, rec) = &live[rng.below(live.len() as u64) as usize];
+        if sigkill(rec.child) {
+            let job = rec.job().unwrap().1;
+            match job.phase {
+                nowdb::solve::Phase::Pair => pairs += 1,
+                _ => phases += 1,
+            }
+            killed.push(job);
+        }
+    }
+    let status = child.wait().unwrap();
+    let err = stderr_of(&site, "daemon");
+    assert!(
+        status.success(),
+        "the build did not end by itself: {}",
+        tail(&err)
+    );
+    assert_eq!(
+        killed.len(),
+        20,
+        "the build ended before 20 kills: {}",
+        tail(&err)
+    );
+    assert!(
+        pairs > 0 && phases > 0,
+        "pair jobs {pairs}, phase jobs {phases} killed"
+    );
+    assert_same_build(reference(5), &site, "build with 20 SIGKILLed jobs");
+    assert_every_job_done(&site, &plan);
+    for job in &killed {
+        assert!(done::record_path(&Site::new(&site), job).exists());
+    }
+    // Each kill that landed before its job ended is one attempt, named SIGKILL.
+    let states = held::list(&Site::new(&site)).unwrap();
+    let attempts: Vec<held::Attempt> = states
+        .iter()
+        .flat_map(|s| s.attempts.as_ref().unwrap().clone())
+        .collect();
+    assert!(
+        (1..=20).contains(&attempts.len()),
+        "{} attempts",
+        attempts.len()
+    );
+    assert!(attempts.iter().all(|a| a.status == "signal 9 (SIGKILL)"));
+    assert!(err.contains("FAILED"), "{}", tail(&err));
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+#[test]
+fn a_job_killed_once_is_retried_and_its_runners_next_job_leaves_its_records_alone() {
+    let site = fresh_dir("once");
+    write_hosts(&site, 3, "");
+    addq(&site, &["p", "plan", "2..4"]);
+    let plan = planned(&site);
+    let mut d = spawn(daemon(&site, 1), &site, "daemon");
+    // The first job process that runs for a moment.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (path, rec) = loop {
+        assert!(Instant::now() < deadline, "no job started");
+        if let Some(found) = running_children(&site).into_iter().next() {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(sigkill(rec.child));
+    let (_, job) = rec.job().unwrap();
+    // The killed job's record is settled, the job queued again (or already retaken under a
+    // new record), never lost.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while path.exists() {
+        assert!(Instant::now() < deadline, "record not settled");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!whereabouts(&site, &job).is_empty(), "{job} lost");
+    assert!(
+        d.wait().unwrap().success(),
+        "{}",
+        tail(&stderr_of(&site, "daemon"))
+    );
+    assert_same_build(reference(4), &site, "build with one killed job");
+    assert_every_job_done(&site, &plan);
+    let attempts = held::read_attempts(&Site::new(&site), &job).unwrap();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(attempts[0].record, format!("{name}@{}", rec.since));
+    assert_eq!(attempts[0].status, "signal 9 (SIGKILL)");
+    // Record names carry the runner's take and the job: the same runner's later jobs had
+    // records of their own, and the log says the job ran again.
+    let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
+    assert_eq!(log.matches("FAILED").count(), 1, "{}", tail(&log));
+    assert!(log.contains(&format!(
+        "attempt 1 of 3, requeued at the top of {}",
+        rec.queue
+    )));
+    assert!(name.contains(&held::key(&job).replace('/', ".")), "{name}");
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+/// The 3-piece slice whose pair the fewest 4-piece pairs need, and those pairs.
+fn least_needed_three_piece_slice() -> (nowdb::Slice, Vec<nowdb::slice::SlicePair>) {
+    let plan = nowdb::slice::plan(4);
+    let pairs: Vec<_> = plan.pairs().copied().collect();
+    pairs
+        .iter()
+        .filter(|p| p.0.pieces() == 3)
+        .map(|p| {
+            let users: Vec<_> = pairs
+                .iter()
+                .filter(|q| q.0.pieces() == 4 && q.dependencies().contains(p))
+                .copied()
+                .collect();
+            (p.0, users)
+        })
+        .filter(|(_, users)| !users.is_empty())
+        .min_by_key(|(_, users)| users.len())
+        .unwrap()
+}
+
+#[test]
+fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_bytes() {
+    let site = fresh_dir("held");
+    let port = common::smtp::free_port();
+    let server = common::smtp::SmtpServer::start(&site.join("maildir"), port);
+    write_hosts(
+        &site,
+        3,
+        &format!(
+            "[mail]\ntransport = \"smtp\"\nsecurity = \"none\"\nserver = \"127.0.0.1\"\n\
+             port = {port}\nfrom = \"nowdb@localhost\"\nto = [\"operator@localhost\"]\n\
+             max_per_hour = 100\n"
+        ),
+    );
+    // 2..3 first; then one of its solved slices is damaged and 2..4 planned.
+    addq(&site, &["p", "plan", "2..3"]);
+    assert!(daemon(&site, 2).output().unwrap().status.success());
+    let (slice, users) = least_needed_three_piece_slice();
+    let s = Site::new(&site);
+    let input = s.solved_file(&slice);
+    let good = std::fs::read(&input).unwrap();
+    std::fs::write(&input, b"damaged by the test").unwrap();
+    addq(&site, &["p", "plan", "2..4"]);
+    let plan = planned(&site);
+    let out = daemon(&site, 2).output().unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{}", tail(&err));
+    // One message, once, naming the held jobs and the release command.
+    assert_eq!(
+        err.matches("held after failing").count(),
+        1,
+        "{}",
+        tail(&err)
+    );
+    assert!(err.contains("--release all"), "{}", tail(&err));
+    let held_jobs: Vec<held::JobState> = held::list(&s)
+        .unwrap()
+        .into_iter()
+        .filter(|j| j.is_held(&Default::default()))
+        .collect();
+    // The pairs that read the damaged slice and whose other inputs were there are held; the
+    // pairs that wait for those never ran.
+    let users: Vec<String> = users.iter().map(|p| p.0.to_string()).collect();
+    assert!(!held_jobs.is_empty());
+    for j in &held_jobs {
+        assert!(
+            users.contains(&j.job.slice.to_string()),
+            "{} does not read {slice}",
+            j.key
+        );
+    }
+    let users = held_jobs.len();
+    for j in &held_jobs {
+        assert!(err.contains(&j.key), "{} not named: {}", j.key, tail(&err));
+        let a = j.attempts.as_ref().unwrap();
+        assert_eq!(a.len(), 3, "{a:?}");
+        assert!(a.iter().all(|a| a.status == "exit status 1"), "{a:?}");
+        // The backoff doubles: 1 s, then 2 s.
+        assert!(
+            a[1].ended > a[0].ended && a[2].ended >= a[1].ended + 2,
+            "{a:?}"
+        );
+        let kept = std::fs::read_to_string(site.join(a[2].output.as_ref().unwrap())).unwrap();
+        assert!(kept.contains(&input.display().to_string()), "{kept}");
+        assert!(
+            !whereabouts(&site, &j.job).contains(&"queue"),
+            "held is out of the queues"
+        );
+    }
+    assert_every_job_somewhere(&site, &plan, "after the holds");
+    // Listed by `dbstatus held`, as a table and as JSON.
+    let listed = tool(DBSTATUS, &site, &["held"]);
+    let table = text(&listed.stdout);
+    assert!(table.starts_with(&format!("# {users} held")), "{table}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&tool(DBSTATUS, &site, &["--json", "held"]).stdout).unwrap();
+    assert_eq!(json["tally"]["held"], users);
+    assert_eq!(json["jobs"][0]["attempts"].as_array().unwrap().len(), 3);
+    let summary = text(&tool(DBSTATUS, &site, &["summary", "--pieces", "4"]).stdout);
+    assert!(summary.contains(&format!("held {users}")), "{summary}");
+    // Mailed once each, through the SMTP server.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mails = loop {
+        let m: Vec<String> = server
+            .messages()
+            .into_iter()
+            .map(|m| m.replace("=\r\n", "").replace("\r\n", "\n"))
+            .collect();
+        let n: usize = m
+            .iter()
+            .map(|m| m.matches("failed 3 time(s) and is held").count())
+            .sum();
+        if n >= users || Instant::now() > deadline {
+            break m;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for j in &held_jobs {
+        let n: usize = mails
+            .iter()
+            .map(|m| m.matches(&format!("--release {}", j.key)).count())
+            .sum();
+        assert_eq!(n, 1, "{} mailed {n} times", j.key);
+    }
+
+    // Bad commands are clear errors and change nothing.
+    let queues = |site: &Path| {
+        ["prime", "small"].map(|q| std::fs::read(site.join("queues").join(q)).unwrap_or_default())
+    };
+    let before = queues(&site);
+    let done_job = held::key(&plan[0]);
+    for (args, needle) in [
+        (vec!["--release", "2200"], "no held job matches \"2200\""),
+        (vec!["--release", done_job.as_str()], "is not held"),
+        (vec!["--release", "nonsense/x"], "is not a job name"),
+        (vec!["--remove", held_jobs[0].key.as_str()], "add --yes"),
+    ] {
+        let out = tool(ADDQ, &site, &args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(needle),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(queues(&site), before);
+    assert_eq!(held::list(&s).unwrap().len(), held_jobs.len());
+
+    // A damaged held record: an error naming the file, and the job still held.
+    let damaged = held::held_path(&s, &held_jobs[0].job);
+    std::fs::write(&damaged, "{\"job\": ").unwrap();
+    let listed = text(&tool(DBSTATUS, &site, &["held"]).stdout);
+    assert!(listed.contains(&damaged.display().to_string()), "{listed}");
+    assert!(
+        listed.contains(&format!("{}\theld", held_jobs[0].key)),
+        "{listed}"
+    );
+
+    // Repaired, released, finished: the same bytes as a build that never failed.
+    std::fs::write(&input, good).unwrap();
+    let released = addq(&site, &["--release", "all"]);
+    assert_eq!(released.lines().count(), users, "{released}");
+    assert!(held::list(&s).unwrap().is_empty());
+    let out = daemon(&site, 2).output().unwrap();
+    assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
+    assert_same_build(reference(4), &site, "released build");
+    assert_every_job_done(&site, &plan);
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+#[test]
+fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
+    let site = fresh_dir("daemon");
+    // Every crash of the daemon costs its running jobs an attempt.
+    write_hosts(&site, 20, "");
+    addq(&site, &["p", "plan", "2..4"]);
+    let plan = planned(&site);
+    let mut rng = nowdb::rng::XorShift::new(20);
+    let points = [
+        "take.recorded",
+        "take.done",
+        "done.recorded",
+        "done.advanced",
+        "settle.counted",
+        "settle.queued",
+    ];
+    for (k, point) in points.iter().enumerate() {
+        let settle = point.starts_with("settle");
+        let nth = if settle { 1 } else { 1 + rng.below(40) };
+        let mut cmd = daemon(&site, 2);
+        cmd.env("NOWDB_FAULT", format!("{point}=kill@{nth}"));
+        let name = format!("crash-{k}");
+        let mut d = spawn(cmd, &site, &name);
+        // The settle points are reached when a job ends badly (kill one), or when the
+        // daemon settles the records an earlier crash left.
+        if settle {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while d.try_wait().unwrap().is_none() {
+                assert!(Instant::now() < deadline, "no job to kill");
+                if let Some((_, r)) = running_children(&site).into_iter().next()
+                    && sigkill(r.child)
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let status = d.wait().unwrap();
+        let err = stderr_of(&site, &name);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "{point}: {}", tail(&err));
+        assert!(
+            err.contains(&format!("fault point {point}")),
+            "{}",
+            tail(&err)
+        );
+        // The job processes of the dead daemon checkpoint and end (they were told SIGTERM).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !running_children(&site).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "job processes outlived their runner"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_every_job_somewhere(&site, &plan, &format!("after a crash at {point}"));
+    }
+    // A daemon without faults settles the dead daemons' records and finishes.
+    let out = daemon(&site, 2).output().unwrap();
+    assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
+    assert_same_build(reference(4), &site, "build through six daemon crashes");
+    assert_every_job_done(&site, &plan);
+    // A crash between counting an attempt and settling its record counted it once.
+    for s in held::list(&Site::new(&site)).unwrap() {
+        let a = s.attempts.unwrap();
+        let mut ids: Vec<&str> = a.iter().map(|a| a.record.as_str()).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), a.len(), "{}: {a:?}", s.key);
+    }
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+#[test]
+fn a_hung_job_is_reported_then_killed_and_counted() {
+    let site = fresh_dir("hung");
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[jobs]\nmax_attempts = 1\nstall_secs = 10\n",
+    )
+    .unwrap();
+    addq(&site, &["p", "plan", "2..2"]);
+    let t0 = Instant::now();
+    // Every job process sleeps at its start, as on a dead network mount.
+    let out = daemon(&site, 1)
+        .env("NOWDB_FAULT", "job.start=hang")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{}", tail(&err));
+    assert!(t0.elapsed() >= Duration::from_secs(20), "killed too soon");
+    assert!(err.contains("has had no CPU time for 1"), "{}", tail(&err));
+    assert!(err.contains("sent SIGKILL"), "{}", tail(&err));
+    let s = Site::new(&site);
+    let held: Vec<held::JobState> = held::list(&s).unwrap();
+    assert_eq!(held.len(), 1, "{}", tail(&err));
+    let a = held[0].attempts.as_ref().unwrap();
+    assert!(a[0].status.starts_with("hung: no CPU time for 2"), "{a:?}");
+    let alerts: Vec<String> = std::fs::read_dir(site.join("mail/outbox"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        alerts.iter().any(|m| m.contains("job hung: ")),
+        "{alerts:?}"
+    );
+    assert!(
+        alerts.iter().any(|m| m.contains("job held: ")),
+        "{alerts:?}"
+    );
+    let _ = std::fs::remove_dir_all(&site);
+}
