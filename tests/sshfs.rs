@@ -32,6 +32,8 @@ fn run(cmd: &mut Command) {
 
 impl TwoMounts {
     fn new(name: &str) -> TwoMounts {
+        use common::parts::{Part, require};
+        require(&[Part::Root, Part::Sshd, Part::Sshfs]);
         // Earlier runs' roots are removed (unmounted first) once their process is gone.
         let root = common::dirs::fresh_path("sshfs", name);
         let shared = root.join("shared");

@@ -4,6 +4,7 @@
 
 pub mod brute;
 pub mod dirs;
+pub mod parts;
 pub mod queue_stress;
 pub mod reference;
 pub mod site;

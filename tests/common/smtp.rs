@@ -14,6 +14,7 @@ pub struct SmtpServer {
 
 impl SmtpServer {
     pub fn start(maildir: &Path, port: u16) -> SmtpServer {
+        super::parts::require(&[super::parts::Part::Aiosmtpd]);
         let child = Command::new("python3")
             .args(["-m", "aiosmtpd", "-n", "-l"])
             .arg(format!("127.0.0.1:{port}"))
