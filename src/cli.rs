@@ -28,6 +28,19 @@ impl From<String> for CliError {
     }
 }
 
+/// A JSON value as one line of output (every `--json` goes through serde_json, so names and
+/// messages with quotes, backslashes or newlines stay valid JSON).
+pub fn json_line(value: &serde_json::Value) -> String {
+    let mut text = value.to_string();
+    text.push('\n');
+    text
+}
+
+/// Seconds rounded to milliseconds, as the reports print them.
+pub fn millis(secs: f64) -> f64 {
+    (secs * 1000.0).round() / 1000.0
+}
+
 /// An I/O error while writing a report.
 pub fn output_error(e: std::io::Error) -> CliError {
     if e.kind() == std::io::ErrorKind::BrokenPipe {

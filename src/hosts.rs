@@ -60,6 +60,18 @@ pub struct Hosts {
     pub jobs: crate::queue::held::RetryPolicy,
 }
 
+/// A host name names files (`logs/<host>.log`, `running/<host>-...`) and fields of the
+/// line-based state files: no white space, control characters or '/'.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '/')
+    {
+        return Err("may not hold white space, control characters or '/'".into());
+    }
+    Ok(())
+}
+
 /// The site's retry policy: `SITE/hosts.toml`'s `[jobs]`, or the defaults without a
 /// hosts.toml.
 pub fn site_policy(site: &Path) -> Result<crate::queue::held::RetryPolicy, String> {
@@ -100,6 +112,7 @@ impl Hosts {
             if h.name.is_empty() {
                 return Err("a [[host]] has an empty name".into());
             }
+            check_name(&h.name).map_err(|e| bad("name", e))?;
             if !seen.insert(h.name.as_str()) {
                 return Err(bad("name", "listed twice".into()));
             }
@@ -183,6 +196,10 @@ runners = 2
                 "colour",
             ),
             (format!("{GOOD}{GOOD}"), "listed twice"),
+            (
+                GOOD.replace("name = \"a\"", "name = \"a b\""),
+                "white space",
+            ),
             (
                 format!("{GOOD}[jobs]\nmax_attempts = 0\n"),
                 "[jobs] max_attempts",

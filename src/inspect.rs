@@ -60,19 +60,17 @@ pub fn write_description(setup: &Setup, json: bool, out: &mut dyn Write) -> io::
         })
         .collect();
     if json {
-        let moves_json: Vec<String> = moves
+        let moves_json: Vec<serde_json::Value> = moves
             .iter()
-            .map(|(mv, fen, conv)| {
-                format!("{{\"move\":\"{mv}\",\"fen\":\"{fen}\",\"conversion\":{conv}}}")
-            })
+            .map(|(mv, fen, conv)| serde_json::json!({"move": mv, "fen": fen, "conversion": conv}))
             .collect();
-        writeln!(
-            out,
-            "{{\"fen\":\"{}\",\"slice\":\"{slice}\",\"index\":{},\"moves\":[{}]}}",
-            format_fen(setup),
-            index.map_or("null".to_string(), |i| i.to_string()),
-            moves_json.join(",")
-        )
+        let value = serde_json::json!({
+            "fen": format_fen(setup),
+            "slice": slice.to_string(),
+            "index": index,
+            "moves": moves_json,
+        });
+        write!(out, "{}", crate::cli::json_line(&value))
     } else {
         writeln!(out, "fen\t{}", format_fen(setup))?;
         writeln!(out, "slice\t{slice}")?;

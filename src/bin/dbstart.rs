@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         &site,
         &a.hosts,
         &a.ssh,
+        a.common.json,
         &mut std::io::stdout().lock(),
     );
     nowdb::cli::finish("dbstart", r)

@@ -35,15 +35,16 @@ pub fn write_probe(
         .collect();
     let fen = format_fen(setup);
     let text = if json {
-        let list: Vec<String> = moves
+        let list: Vec<serde_json::Value> = moves
             .iter()
-            .map(|(m, v)| format!("{{\"move\":\"{m}\",\"value\":\"{v}\"}}"))
+            .map(|(m, v)| serde_json::json!({"move": m, "value": v}))
             .collect();
-        format!(
-            "{{\"fen\":\"{fen}\",\"to_move\":\"{}\",\"value\":\"{value}\",\"moves\":[{}]}}\n",
-            side_name(setup.to_move),
-            list.join(",")
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "fen": fen,
+            "to_move": side_name(setup.to_move),
+            "value": value.to_string(),
+            "moves": list,
+        }))
     } else {
         let mut t = format!(
             "fen\t{fen}\nto_move\t{}\nvalue\t{value}\n",
@@ -81,7 +82,11 @@ pub fn write_batch(
             .map_err(|e| e.to_string())
             .and_then(|s| db.probe_setup(&s).map_err(|e| e.to_string()));
         match answer {
-            Ok(v) if json => writeln!(out, "{{\"fen\":\"{text}\",\"value\":\"{v}\"}}"),
+            Ok(v) if json => write!(
+                out,
+                "{}",
+                crate::cli::json_line(&serde_json::json!({"fen": text, "value": v.to_string()}))
+            ),
             Ok(v) => writeln!(out, "{text}\t{v}"),
             Err(e) => {
                 bad += 1;
@@ -127,10 +132,14 @@ pub fn write_check(
     let rate = report.positions as f64 / secs.max(1e-9);
     let per_probe = report.blocks_read as f64 / report.positions.max(1) as f64;
     let text = if json {
-        format!(
-            "{{\"slices\":{},\"positions\":{},\"seconds\":{secs:.3},\"probes_per_second\":{rate:.0},\"blocks_read\":{},\"equal\":true}}\n",
-            report.slices, report.positions, report.blocks_read
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "slices": report.slices,
+            "positions": report.positions,
+            "seconds": crate::cli::millis(secs),
+            "probes_per_second": rate.round(),
+            "blocks_read": report.blocks_read,
+            "equal": true,
+        }))
     } else {
         format!(
             "checked {} positions of {} slices against solved/: all equal\n{secs:.2} s, {:.0} probes/s, {} blocks read ({per_probe:.4} per probe)\n",

@@ -100,10 +100,14 @@ pub fn dbstart_command(
     site: &Site,
     names: &[String],
     ssh: &Option<String>,
+    json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let hosts = load_hosts(site)?;
     let done = dbstart(site, &hosts, names, &start_options(ssh))?;
-    let text: String = done.iter().map(|d| format!("{d}\n")).collect();
+    let text: String = match json {
+        true => crate::cli::json_line(&serde_json::json!({ "started": done })),
+        false => done.iter().map(|d| format!("{d}\n")).collect(),
+    };
     out.write_all(text.as_bytes()).map_err(output_error)
 }

@@ -91,11 +91,11 @@ pub fn add_command(
     q.append(&here, &mut logger(), &lines, top)?;
     let place = if top { "top" } else { "end" };
     let text = if json {
-        format!(
-            "{{\"queue\":\"{}\",\"added\":{},\"at\":\"{place}\"}}\n",
-            q.name,
-            lines.len()
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "queue": q.name,
+            "added": lines.len(),
+            "at": place,
+        }))
     } else {
         let mut t = format!(
             "added {} line(s) at the {place} of {}\n",
@@ -193,13 +193,10 @@ fn plan_command(
         }
     }
     let text = if json {
-        format!(
-            "{{\"plan\":\"{min}..{max}\",\"{}\":{},\"{}\":{}}}\n",
-            main.name,
-            to_main.len(),
-            small.name,
-            to_small.len()
-        )
+        let mut v = serde_json::json!({ "plan": format!("{min}..{max}") });
+        v[main.name] = to_main.len().into();
+        v[small.name] = to_small.len().into();
+        crate::cli::json_line(&v)
     } else {
         format!(
             "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions)\n",
@@ -224,12 +221,12 @@ pub fn list_command(
     let entries = q.read_checked()?;
     let mut text = String::new();
     if json {
-        let items: Vec<String> = entries
+        let items: Vec<serde_json::Value> = entries
             .iter()
             .filter(|(_, p)| p.is_some())
-            .map(|(e, _)| format!("{{\"line\":{},\"job\":\"{}\"}}", e.line, e.text))
+            .map(|(e, _)| serde_json::json!({"line": e.line, "job": e.text}))
             .collect();
-        text = format!("[{}]\n", items.join(","));
+        text = crate::cli::json_line(&serde_json::Value::from(items));
     } else {
         for (e, _) in &entries {
             text += &e.text;

@@ -552,7 +552,20 @@ pub fn remove(site: &Site, policy: &RetryPolicy, which: &str) -> Result<JobState
 
 /// The command that releases a job (or `all`), as the messages print it.
 pub fn release_command(site: &Site, which: &str) -> String {
-    format!("addq --site {} --release {which}", site.root().display())
+    format!(
+        "addq --site {} --release {}",
+        shell_word(&site.root().display().to_string()),
+        shell_word(which)
+    )
+}
+
+/// `text` as one word for a POSIX shell (quoted only when it needs to be).
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// What the operator is told when a job is held: the job, every attempt's reason, the last
@@ -635,6 +648,13 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn commands_quote_what_the_shell_would_split() {
+        assert_eq!(shell_word("1100.--/pair-r0-0-992"), "1100.--/pair-r0-0-992");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 
     #[test]

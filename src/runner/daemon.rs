@@ -76,6 +76,9 @@ pub struct DaemonSummary {
     pub requeued: u64,
     pub elapsed: Duration,
     pub stopped: bool,
+    /// Why the runners could not go on (held jobs, jobs that can never run, errors): the
+    /// command exits non-zero with it after its report.
+    pub error: Option<String>,
 }
 
 /// Wakes idle runners when a queue or a stage record changes.
@@ -839,6 +842,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         requeued: d.requeued.load(Ordering::Relaxed),
         elapsed: t0.elapsed(),
         stopped: results.iter().any(|r| matches!(r, Ok(End::Stopped))),
+        error: None,
     };
     d.say(
         0,
@@ -861,8 +865,8 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     if let Some(v) = d.verdict.get() {
         errors.insert(0, v.clone());
     }
-    if !errors.is_empty() {
-        return Err(errors.join("; "));
-    }
-    Ok(summary)
+    Ok(DaemonSummary {
+        error: (!errors.is_empty()).then(|| errors.join("; ")),
+        ..summary
+    })
 }

@@ -16,11 +16,8 @@ use crate::solve::{Job, Site, run_job};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-fn stats_json(s: &PhaseStats) -> String {
-    format!(
-        "{{\"looked\":{},\"win\":{},\"loss\":{},\"draw\":{}}}",
-        s.looked, s.win, s.loss, s.draw
-    )
+fn stats_json(s: &PhaseStats) -> serde_json::Value {
+    serde_json::to_value(s).expect("statistics serialize")
 }
 
 /// `jobrunner run JOB`: runs (or resumes) one job and reports its statistics. A SIGTERM or
@@ -58,13 +55,15 @@ pub fn run_one(
         Outcome::Stopped { next, stats } => (false, Some(next), stats),
     };
     if json {
-        writeln!(
-            out,
-            "{{\"job\":\"{job}\",\"resumed_from\":{},\"complete\":{done},\"next\":{},\"seconds\":{secs:.3},\"stats\":{}}}",
-            resumed.map_or("null".into(), |n| n.to_string()),
-            next.map_or("null".into(), |n| n.to_string()),
-            stats_json(&stats)
-        )
+        let value = serde_json::json!({
+            "job": job.to_string(),
+            "resumed_from": resumed,
+            "complete": done,
+            "next": next,
+            "seconds": crate::cli::millis(secs),
+            "stats": stats_json(&stats),
+        });
+        write!(out, "{}", crate::cli::json_line(&value))
     } else {
         let state = match next {
             None => "done".to_string(),
@@ -99,31 +98,31 @@ pub fn build_local_command(
     let wall = s.elapsed.as_secs_f64();
     let per_core = rate(s.positions, s.elapsed) / opts.runners as f64;
     if json {
-        let phases: Vec<String> = s
-            .phase_time
-            .iter()
-            .map(|(p, t)| {
-                format!(
-                    "\"{p}\":{{\"seconds\":{:.3},\"stats\":{}}}",
-                    t.as_secs_f64(),
-                    stats_json(&s.phase_stats[p])
-                )
-            })
-            .collect();
-        writeln!(
-            out,
-            "{{\"pieces\":{},\"runners\":{},\"slices\":{},\"already_solved\":{},\"positions\":{},\"seconds\":{wall:.3},\"positions_per_second_per_core\":{per_core:.0},\"peak_rss_bytes\":{rss},\"noio_passes\":{},\"que_rounds\":{},\"verified\":{},\"phases\":{{{}}}}}",
-            opts.pieces,
-            opts.runners,
-            s.slices,
-            s.already_solved,
-            s.positions,
-            s.noio_passes,
-            s.que_rounds,
-            s.verified,
-            phases.join(",")
-        )
-        .map_err(output_error)?;
+        let mut phases = serde_json::Map::new();
+        for (p, t) in &s.phase_time {
+            phases.insert(
+                p.to_string(),
+                serde_json::json!({
+                    "seconds": crate::cli::millis(t.as_secs_f64()),
+                    "stats": stats_json(&s.phase_stats[p]),
+                }),
+            );
+        }
+        let value = serde_json::json!({
+            "pieces": opts.pieces,
+            "runners": opts.runners,
+            "slices": s.slices,
+            "already_solved": s.already_solved,
+            "positions": s.positions,
+            "seconds": crate::cli::millis(wall),
+            "positions_per_second_per_core": per_core.round(),
+            "peak_rss_bytes": rss,
+            "noio_passes": s.noio_passes,
+            "que_rounds": s.que_rounds,
+            "verified": s.verified,
+            "phases": phases,
+        });
+        write!(out, "{}", crate::cli::json_line(&value)).map_err(output_error)?;
         return Ok(());
     }
     let mut text = format!(
@@ -188,11 +187,12 @@ pub fn verify_command(
     let d = t0.elapsed();
     let per_core = rate(n, d) / runners.max(1) as f64;
     if json {
-        writeln!(
-            out,
-            "{{\"verified\":{n},\"seconds\":{:.3},\"positions_per_second_per_core\":{per_core:.0}}}",
-            d.as_secs_f64()
-        )
+        let value = serde_json::json!({
+            "verified": n,
+            "seconds": crate::cli::millis(d.as_secs_f64()),
+            "positions_per_second_per_core": per_core.round(),
+        });
+        write!(out, "{}", crate::cli::json_line(&value))
     } else {
         writeln!(
             out,
@@ -228,6 +228,7 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
             .to_string_lossy()
             .into_owned(),
     };
+    crate::hosts::check_name(&host).map_err(|e| format!("host name {host:?}: {e}"))?;
     let file = a
         .hosts_file
         .clone()
@@ -297,16 +298,17 @@ pub fn daemon_command(
     let s = daemon::run_daemon(site, &opts)?;
     let secs = s.elapsed.as_secs_f64();
     let text = if json {
-        format!(
-            "{{\"host\":\"{}\",\"jobs\":{},\"failed\":{},\"held\":{},\"requeued\":{},\"seconds\":{secs:.3},\"jobs_per_second\":{:.1},\"stopped\":{}}}\n",
-            opts.host,
-            s.jobs,
-            s.failed,
-            s.held,
-            s.requeued,
-            s.jobs as f64 / secs.max(1e-9),
-            s.stopped
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "host": opts.host,
+            "jobs": s.jobs,
+            "failed": s.failed,
+            "held": s.held,
+            "requeued": s.requeued,
+            "seconds": crate::cli::millis(secs),
+            "jobs_per_second": (s.jobs as f64 / secs.max(1e-9) * 10.0).round() / 10.0,
+            "stopped": s.stopped,
+            "error": s.error,
+        }))
     } else {
         format!(
             "{}: {} job(s) done, {} failed attempt(s), {} held, {} requeued in {secs:.1}s ({:.1} jobs/s){}\n",
@@ -323,7 +325,11 @@ pub fn daemon_command(
             }
         )
     };
-    out.write_all(text.as_bytes()).map_err(output_error)
+    out.write_all(text.as_bytes()).map_err(output_error)?;
+    match s.error {
+        Some(e) => Err(CliError::Failed(e)),
+        None => Ok(()),
+    }
 }
 
 /// What `jobrunner run --background` does first: the lowest CPU priority and the idle I/O

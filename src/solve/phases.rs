@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// What a job did: positions looked at, and how many it resolved to each value (for `fill`:
 /// the final values of its range).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PhaseStats {
     pub looked: u64,
     pub win: u64,

@@ -100,37 +100,40 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
         });
     }
     let text = if json {
-        let hs: Vec<String> = hosts
+        let hs: Vec<serde_json::Value> = hosts
             .iter()
             .map(|h| {
-                format!(
-                    "{{\"name\":\"{}\",\"queue\":\"{}\",\"runners\":{},\"memory_mb\":{},\"health\":{:?}}}",
-                    h.name,
-                    h.queue,
-                    h.runners,
-                    h.memory_mb,
-                    host_health(site, &h.name, now)
-                )
+                serde_json::json!({
+                    "name": h.name,
+                    "queue": h.queue,
+                    "runners": h.runners,
+                    "memory_mb": h.memory_mb,
+                    "health": host_health(site, &h.name, now),
+                })
             })
             .collect();
-        let rs: Vec<String> = rows
+        let rs: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
-                let step = r.step.as_ref().map_or("null".into(), |s| format!("{s:?}"));
-                format!(
-                    "{{\"host\":\"{}\",\"runner\":\"{}\",\"state\":{:?},\"job\":\"{}\",\"done\":{},\"positions\":{},\"step\":{step},\"since\":{}}}",
-                    r.host, r.runner, r.state, r.line, r.done, r.size, r.since
-                )
+                serde_json::json!({
+                    "host": r.host,
+                    "runner": r.runner,
+                    "state": r.state,
+                    "job": r.line,
+                    "done": r.done,
+                    "positions": r.size,
+                    "step": r.step,
+                    "since": r.since,
+                })
             })
             .collect();
-        format!(
-            "{{\"hosts\":[{}],\"running\":[{}],\"retried\":{},\"waiting_to_retry\":{},\"held\":{}}}\n",
-            hs.join(","),
-            rs.join(","),
-            tally.retried,
-            tally.waiting,
-            tally.held
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "hosts": hs,
+            "running": rs,
+            "retried": tally.retried,
+            "waiting_to_retry": tally.waiting,
+            "held": tally.held,
+        }))
     } else {
         let mut t = String::new();
         for h in &hosts {
@@ -222,21 +225,30 @@ pub fn write_slice(
         }
     }
     let text = if json {
-        let items: Vec<String> = rows
+        let items: Vec<serde_json::Value> = rows
             .iter_mut()
             .map(|(p, r, ranges, jobs, secs, s)| {
-                format!(
-                    "{{\"phase\":\"{p}\",\"round\":{r},\"covered\":{},\"jobs\":{jobs},\"seconds\":{secs:.3},\"looked\":{},\"win\":{},\"loss\":{},\"draw\":{}}}",
-                    done::covered(ranges, count), s.looked, s.win, s.loss, s.draw
-                )
+                serde_json::json!({
+                    "phase": p.to_string(),
+                    "round": r,
+                    "covered": done::covered(ranges, count),
+                    "jobs": jobs,
+                    "seconds": crate::cli::millis(*secs),
+                    "looked": s.looked,
+                    "win": s.win,
+                    "loss": s.loss,
+                    "draw": s.draw,
+                })
             })
             .collect();
-        format!(
-            "{{\"slice\":\"{slice}\",\"pair\":\"{pair}\",\"positions\":{count},\"stage\":\"{}\",\"solved\":{},\"phases\":[{}]}}\n",
-            stage.record_text(),
-            site.is_solved(&slice),
-            items.join(",")
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "slice": slice.to_string(),
+            "pair": pair.to_string(),
+            "positions": count,
+            "stage": stage.record_text(),
+            "solved": site.is_solved(&slice),
+            "phases": items,
+        }))
     } else {
         let mut t = format!(
             "# slice {slice} (pair {pair}): {count} positions, stage {}{}\n",
@@ -316,14 +328,26 @@ pub fn write_summary(
     let rate = recent as f64 / 600.0;
     let eta = (rate > 0.0).then(|| queued_pos as f64 / rate);
     let text = if json {
-        format!(
-            "{{\"pieces\":{pieces},\"slices\":{slices},\"positions\":{positions},\"solved\":{solved},\"solved_positions\":{solved_pos},\"built\":{built},\"verified\":{verified},\"queued_jobs\":{queued},\"queued_positions\":{queued_pos},\"running\":{running},\"retried\":{},\"waiting_to_retry\":{},\"held\":{},\"failed\":{},\"positions_per_second\":{rate:.0},\"eta_seconds\":{},\"at\":{now}}}\n",
-            tally.retried,
-            tally.waiting,
-            tally.held,
-            tally.held,
-            eta.map_or("null".into(), |e| format!("{e:.0}"))
-        )
+        crate::cli::json_line(&serde_json::json!({
+            "pieces": pieces,
+            "slices": slices,
+            "positions": positions,
+            "solved": solved,
+            "solved_positions": solved_pos,
+            "built": built,
+            "verified": verified,
+            "queued_jobs": queued,
+            "queued_positions": queued_pos,
+            "running": running,
+            "retried": tally.retried,
+            "waiting_to_retry": tally.waiting,
+            "held": tally.held,
+            // Jobs that failed for good: held (issue 20 replaced failed running records).
+            "failed": tally.held,
+            "positions_per_second": rate.round(),
+            "eta_seconds": eta.map(f64::round),
+            "at": now,
+        }))
     } else {
         format!(
             "2..{pieces} pieces: {slices} slices, {positions} positions\n\

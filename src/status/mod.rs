@@ -16,19 +16,13 @@ use std::io::{self, Write};
 pub fn write_plan(pieces: u32, json: bool, out: &mut dyn Write) -> io::Result<()> {
     let p = plan(pieces);
     if json {
-        let waves: Vec<String> = p
+        let waves: Vec<serde_json::Value> = p
             .waves
             .iter()
-            .map(|w| {
-                let names: Vec<String> = w.iter().map(|x| format!("\"{x}\"")).collect();
-                format!("[{}]", names.join(","))
-            })
+            .map(|w| serde_json::Value::from(w.iter().map(|x| x.to_string()).collect::<Vec<_>>()))
             .collect();
-        return writeln!(
-            out,
-            "{{\"pieces\":{pieces},\"waves\":[{}]}}",
-            waves.join(",")
-        );
+        let value = serde_json::json!({"pieces": pieces, "waves": waves});
+        return write!(out, "{}", crate::cli::json_line(&value));
     }
     writeln!(out, "wave\tpair\tpositions\tdepends_on")?;
     for (w, pairs) in p.waves.iter().enumerate() {
@@ -116,20 +110,18 @@ pub fn write_counts(
     };
     let mut text = String::new();
     if json {
-        let items: Vec<String> = rows
+        let items: Vec<serde_json::Value> = rows
             .iter()
             .map(|(name, m, rb, rw, c)| {
-                let jr = |r: &Option<Option<u8>>| match r {
-                    Some(Some(r)) => r.to_string(),
-                    _ => "null".into(),
-                };
-                format!(
-                    "{{\"slice\":\"{name}\",\"pieces\":{},\"bk\":{},\"wk\":{},\"bm\":{},\"wm\":{},\"rb\":{},\"rw\":{},\"positions\":{},\"win\":{},\"loss\":{},\"draw\":{}}}",
-                    m.pieces(), m.bk, m.wk, m.bm, m.wm, jr(rb), jr(rw), c.positions, c.win, c.loss, c.draw
-                )
+                let jr = |r: &Option<Option<u8>>| r.flatten();
+                serde_json::json!({
+                    "slice": name, "pieces": m.pieces(), "bk": m.bk, "wk": m.wk, "bm": m.bm,
+                    "wm": m.wm, "rb": jr(rb), "rw": jr(rw), "positions": c.positions,
+                    "win": c.win, "loss": c.loss, "draw": c.draw,
+                })
             })
             .collect();
-        text = format!("[{}]\n", items.join(","));
+        text = crate::cli::json_line(&serde_json::Value::from(items));
     } else {
         text += "slice\tpieces\tbk\twk\tbm\twm\trb\trw\tpositions\twin\tloss\tdraw\n";
         for (name, m, rb, rw, c) in &rows {
@@ -188,15 +180,16 @@ pub fn write_queues(
         ));
     }
     let text = if json {
-        let items: Vec<String> = rows
+        let items: Vec<serde_json::Value> = rows
             .iter()
             .map(|(n, l, j, s, p, f)| {
-                format!(
-                    "{{\"queue\":\"{n}\",\"letter\":\"{l}\",\"jobs\":{j},\"stops\":{s},\"positions\":{p},\"first\":\"{f}\"}}"
-                )
+                serde_json::json!({
+                    "queue": n, "letter": l.to_string(), "jobs": j, "stops": s,
+                    "positions": p, "first": f,
+                })
             })
             .collect();
-        format!("[{}]\n", items.join(","))
+        crate::cli::json_line(&serde_json::Value::from(items))
     } else {
         let mut t = String::from("queue\tletter\tjobs\tstops\tpositions\tfirst\n");
         for (n, l, j, s, p, f) in &rows {
