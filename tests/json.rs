@@ -134,7 +134,9 @@ fn every_json_output_stays_valid_with_quotes_backslashes_newlines_and_non_ascii(
     let released = json(ADDQ, &site, &["--json", "--release", "all"]);
     let released = released["released"].as_array().unwrap();
     assert!(
-        released.iter().any(|r| r.as_str().unwrap().starts_with(&key)),
+        released
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with(&key)),
         "{released:?}"
     );
 
@@ -147,9 +149,20 @@ fn every_json_output_stays_valid_with_quotes_backslashes_newlines_and_non_ascii(
     let out = run(
         JOBRUNNER,
         &site,
-        &["daemon", "--host", HOST, "--until-empty", "--poll-secs", "0.2"],
+        &[
+            "daemon",
+            "--host",
+            HOST,
+            "--until-empty",
+            "--poll-secs",
+            "0.2",
+        ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let probe = json(DBPROBE, &site, &["--json", "B:WK18:BK3"]);
     assert!(probe["value"].is_string(), "{probe}");
     let out = Command::new(DBPROBE)

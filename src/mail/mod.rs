@@ -192,13 +192,10 @@ impl Reporter {
 
     /// Logs `msg` at time `now`.
     pub fn say(&mut self, now: u64, msg: &str) {
-        let line = format!(
-            "{} {} {msg}\n",
-            crate::runner::log::utc_timestamp(now),
-            self.speaker
-        );
+        let line = format!("{} {} {msg}\n", crate::clock::local_time(now), self.speaker);
         let _ = self.log.write_all(line.as_bytes());
-        eprint!("{line}");
+        // Not eprint!: a closed stderr must not stop the watcher.
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }
 
     /// Logs and mails an action.

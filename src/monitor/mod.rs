@@ -22,10 +22,10 @@
 pub mod command;
 pub mod start;
 
+use crate::clock::local_time;
 use crate::hosts::{Host, Hosts};
 use crate::queue::Machine;
 use crate::queue::held::RetryPolicy;
-use crate::runner::log::utc_timestamp;
 use crate::runner::record;
 use crate::solve::Site;
 use std::io::Write;
@@ -187,8 +187,7 @@ fn requeue_host_jobs(
 fn add_crashed(site: &Site, host: &str, now: u64) -> Result<(), String> {
     let path = site.root().join("crashed");
     let mut f = crate::files::open_append(&path).map_err(|e| e.to_string())?;
-    writeln!(f, "{host} {now} {}", utc_timestamp(now))
-        .map_err(|e| format!("{}: {e}", path.display()))
+    writeln!(f, "{host} {now} {}", local_time(now)).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn remove_crashed(site: &Site, host: &str) -> Result<(), String> {

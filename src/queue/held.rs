@@ -582,8 +582,8 @@ pub fn held_report(site: &Site, job: &Job, attempts: &[Attempt]) -> String {
             a.attempt,
             a.host,
             a.status,
-            crate::clock::utc_timestamp(a.taken),
-            crate::clock::utc_timestamp(a.ended),
+            crate::clock::local_time(a.taken),
+            crate::clock::local_time(a.ended),
             a.output
                 .as_ref()
                 .map_or(String::new(), |o| format!("; output in {o}"))

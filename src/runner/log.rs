@@ -27,16 +27,15 @@ impl Log {
     pub fn line(&self, runner: usize, msg: &str) {
         let text = format!(
             "{} {} {}.{runner} {msg}\n",
-            utc_timestamp(super::record::now_secs()),
+            crate::clock::local_time(super::record::now_secs()),
             self.host,
             std::process::id()
         );
         // One write per line: with O_APPEND the lines of several daemons do not interleave.
         let _ = self.file.lock().expect("log").write_all(text.as_bytes());
         if self.echo {
-            eprint!("{text}");
+            // Not eprint!: a closed stderr (`| head`) must not stop a runner.
+            let _ = std::io::stderr().write_all(text.as_bytes());
         }
     }
 }
-
-pub use crate::clock::utc_timestamp;

@@ -3,8 +3,8 @@
 //! the totals with an estimate of the time left.
 
 use crate::cli::{CliError, output_error};
+use crate::clock::{local_time, rfc3339};
 use crate::queue::{QUEUES, Queue, QueueLine, done, pairs};
-use crate::runner::log::utc_timestamp;
 use crate::runner::record::{self, now_secs};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::{Phase, Site, checkpoint};
@@ -37,7 +37,7 @@ fn host_health(site: &Site, host: &str, now: u64) -> String {
     let st = crate::monitor::read_state(site, host);
     let monitor = match st.since {
         0 => "not seen by wsmonitor yet".to_string(),
-        t => format!("{} since {}", st.status, utc_timestamp(t)),
+        t => format!("{} since {}", st.status, local_time(t)),
     };
     let beat = match crate::monitor::read_heartbeat(site, host) {
         Some((_, t)) => format!("heartbeat {}s ago", now.saturating_sub(t)),
@@ -123,7 +123,7 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
                     "done": r.done,
                     "positions": r.size,
                     "step": r.step,
-                    "since": r.since,
+                    "since": rfc3339(r.since),
                 })
             })
             .collect();
@@ -160,7 +160,7 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
                 r.runner,
                 r.state,
                 r.line,
-                utc_timestamp(r.since),
+                local_time(r.since),
                 now.saturating_sub(r.since)
             );
         }
@@ -346,7 +346,7 @@ pub fn write_summary(
             "failed": tally.held,
             "positions_per_second": rate.round(),
             "eta_seconds": eta.map(f64::round),
-            "at": now,
+            "at": rfc3339(now),
         }))
     } else {
         format!(

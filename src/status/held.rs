@@ -3,7 +3,7 @@
 //! `runners` show.
 
 use crate::cli::{CliError, output_error};
-use crate::clock::{now_secs, utc_timestamp};
+use crate::clock::{local_time, now_secs, rfc3339};
 use crate::queue::held::{self, Attempt, JobState, RetryPolicy};
 use crate::solve::Site;
 use serde::Serialize;
@@ -37,7 +37,8 @@ pub fn tally(site: &Site) -> Result<Tally, String> {
     Ok(t)
 }
 
-#[derive(Serialize)]
+/// One job as `dbstatus held` reports it (times as seconds for the table; the JSON carries
+/// them in RFC 3339).
 struct Row<'a> {
     job: &'a str,
     state: &'static str,
@@ -52,11 +53,30 @@ struct Row<'a> {
     errors: Vec<String>,
 }
 
-#[derive(Serialize)]
-struct Report<'a> {
-    policy: RetryPolicy,
-    tally: Tally,
-    jobs: Vec<Row<'a>>,
+impl Row<'_> {
+    fn json(&self) -> serde_json::Value {
+        let attempts: Vec<serde_json::Value> = self
+            .attempts
+            .iter()
+            .map(|a| {
+                let mut v = serde_json::to_value(a).expect("attempts serialize");
+                v["taken"] = rfc3339(a.taken).into();
+                v["ended"] = rfc3339(a.ended).into();
+                v
+            })
+            .collect();
+        serde_json::json!({
+            "job": self.job,
+            "state": self.state,
+            "queue": self.queue,
+            "line": self.line,
+            "retry_at": self.retry_at.map(rfc3339),
+            "held_since": self.held_since.map(rfc3339),
+            "attempts": attempts,
+            "max_attempts": self.max_attempts,
+            "errors": self.errors,
+        })
+    }
 }
 
 fn row<'a>(s: &'a JobState, policy: &RetryPolicy) -> Row<'a> {
@@ -85,13 +105,10 @@ pub fn write_held(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), Cl
     let rows: Vec<Row> = states.iter().map(|s| row(s, &policy)).collect();
     let tally = tally(site)?;
     if json {
-        let report = Report {
-            policy,
-            tally,
-            jobs: rows,
-        };
-        let text = serde_json::to_string(&report).map_err(|e| e.to_string())?;
-        return writeln!(out, "{text}").map_err(output_error);
+        let jobs: Vec<serde_json::Value> = rows.iter().map(Row::json).collect();
+        let report = serde_json::json!({"policy": policy, "tally": tally, "jobs": jobs});
+        let text = crate::cli::json_line(&report);
+        return out.write_all(text.as_bytes()).map_err(output_error);
     }
     let mut t = format!(
         "# {} held, {} retried ({} waiting to run again); up to {} attempts, backoff {}s doubling\n\
@@ -100,7 +117,7 @@ pub fn write_held(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), Cl
     );
     for r in &rows {
         let state = match (r.state, r.retry_at) {
-            ("retry", Some(at)) if at > now_secs() => format!("retry at {}", utc_timestamp(at)),
+            ("retry", Some(at)) if at > now_secs() => format!("retry at {}", local_time(at)),
             (s, _) => s.to_string(),
         };
         t += &format!(
@@ -116,7 +133,7 @@ pub fn write_held(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), Cl
                 "  attempt {} on {} at {}: {}{}\n",
                 a.attempt,
                 a.host,
-                utc_timestamp(a.ended),
+                local_time(a.ended),
                 a.status,
                 a.output
                     .as_ref()
