@@ -79,18 +79,34 @@ pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
 /// directory has none. Any other error is returned, naming the directory: reading it as
 /// "empty" could end a round or a phase too early.
 pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
-    let named = |e: io::Error| with_path(dir, e);
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(named(e)),
-    };
     let mut out = Vec::new();
-    for e in entries {
-        let e = e.map_err(named)?;
+    for e in walkdir::WalkDir::new(dir).max_depth(1) {
+        let e = match e {
+            Ok(e) => e,
+            // The directory itself is missing: nothing in it.
+            Err(err)
+                if err.depth() == 0
+                    && err
+                        .io_error()
+                        .is_some_and(|e| e.kind() == io::ErrorKind::NotFound) =>
+            {
+                return Ok(Vec::new());
+            }
+            Err(err) => {
+                let kind = err.io_error().map_or(io::ErrorKind::Other, |e| e.kind());
+                return Err(io::Error::new(kind, format!("{}: {err}", dir.display())));
+            }
+        };
+        if e.depth() == 0 {
+            if !e.file_type().is_dir() {
+                let msg = format!("{}: not a directory", dir.display());
+                return Err(io::Error::new(io::ErrorKind::NotADirectory, msg));
+            }
+            continue;
+        }
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.starts_with('.') {
-            out.push((name, e.path()));
+            out.push((name, e.into_path()));
         }
     }
     Ok(out)

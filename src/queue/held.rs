@@ -420,15 +420,38 @@ impl JobState {
     }
 }
 
-/// Record names under `attempts/` or `held/`: `<slice>/<name>`, kept output (`.out`) left out.
+/// Record names under `attempts/` or `held/`: `<slice>/<name>`, kept output (`.out`) and
+/// hidden temporaries left out.
 fn record_keys(site: &Site, dir: &str) -> Result<Vec<String>, HeldError> {
     let root = site.root().join(dir);
     let mut keys = Vec::new();
-    for (slice, path) in crate::files::list(&root).map_err(|e| HeldError::Io(e.to_string()))? {
-        for (name, _) in crate::files::list(&path).map_err(|e| HeldError::Io(e.to_string()))? {
-            if !name.contains('.') {
-                keys.push(format!("{slice}/{name}"));
+    let walk = walkdir::WalkDir::new(&root).min_depth(2).max_depth(2);
+    for e in walk
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
+    {
+        let e = match e {
+            Ok(e) => e,
+            Err(err)
+                if err.depth() == 0
+                    && err
+                        .io_error()
+                        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                break;
             }
+            Err(err) => return Err(HeldError::Io(format!("{}: {err}", root.display()))),
+        };
+        let name = e.file_name().to_string_lossy();
+        let slice = e
+            .path()
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|s| s.to_string_lossy());
+        if let Some(slice) = slice
+            && !name.contains('.')
+        {
+            keys.push(format!("{slice}/{name}"));
         }
     }
     Ok(keys)
