@@ -13,6 +13,41 @@ pub struct SiteArgs {
     pub json: bool,
 }
 
+/// Parses the command line of binary `name`, or answers what `scripts/install-docs` asks
+/// every binary and exits: `--completions SHELL` (bash, zsh, fish, elvish, powershell) prints
+/// its shell completions, `--man` its man page (roff).
+pub fn parse<T: clap::Parser>(name: &'static str) -> T {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut out = std::io::stdout().lock();
+    let done = match words.as_slice() {
+        ["--completions", shell] => match shell.parse::<clap_complete::Shell>() {
+            Ok(shell) => {
+                clap_complete::generate(shell, &mut T::command(), name, &mut out);
+                Ok(())
+            }
+            Err(_) => Err(format!(
+                "--completions {shell:?}: not a shell (bash, zsh, fish, elvish, powershell)"
+            )),
+        },
+        ["--man"] => clap_mangen::Man::new(T::command().name(name))
+            .render(&mut out)
+            .or_else(|e| match e.kind() {
+                // `| head`: the reader has what it wanted.
+                std::io::ErrorKind::BrokenPipe => Ok(()),
+                _ => Err(format!("writing the man page: {e}")),
+            }),
+        _ => return T::parse(),
+    };
+    std::process::exit(match done {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            2
+        }
+    })
+}
+
 /// Why a command stopped early.
 #[derive(Debug)]
 pub enum CliError {

@@ -403,3 +403,46 @@ fn plan_rejects_piece_counts_out_of_range() {
     fails_cleanly(DBSTATUS, &["plan"], &["--pieces"]);
     fails_cleanly(DBSTATUS, &[], &["Usage"]);
 }
+
+/// Every binary prints its man page and its completions for bash, zsh and fish (what
+/// `scripts/install-docs` installs); a shell it does not know is a clear error.
+#[test]
+fn every_binary_has_a_man_page_and_shell_completions() {
+    for (name, exe) in [
+        ("addq", env!("CARGO_BIN_EXE_addq")),
+        ("dbprobe", env!("CARGO_BIN_EXE_dbprobe")),
+        ("dbstart", env!("CARGO_BIN_EXE_dbstart")),
+        ("dbstatus", env!("CARGO_BIN_EXE_dbstatus")),
+        ("jobrunner", env!("CARGO_BIN_EXE_jobrunner")),
+        ("wsmonitor", env!("CARGO_BIN_EXE_wsmonitor")),
+        ("wswatch", env!("CARGO_BIN_EXE_wswatch")),
+    ] {
+        let out = Command::new(exe).arg("--man").output().unwrap();
+        let man = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            out.status.success() && man.contains(&format!(".TH {name} 1")),
+            "{name}: {man}"
+        );
+        assert!(
+            man.contains(".SH OPTIONS") || man.contains(".SH SUBCOMMANDS"),
+            "{name}"
+        );
+        for shell in ["bash", "zsh", "fish"] {
+            let out = Command::new(exe)
+                .args(["--completions", shell])
+                .output()
+                .unwrap();
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                out.status.success() && text.contains(name),
+                "{name} {shell}: {text}"
+            );
+        }
+        let out = Command::new(exe)
+            .args(["--completions", "nosh"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a shell"));
+    }
+}

@@ -105,6 +105,20 @@ fn another_hosts_lock_and_a_torn_lock_file_are_left_alone() {
     let r = LockFile::acquire(&lock, &here(), Duration::from_millis(100), &mut Vec::new());
     assert!(r.unwrap_err().to_string().contains("unreadable owner"));
     assert!(lock.exists());
+    // Still torn (or empty) long after its creation: its owner died between creating and
+    // writing it, and the lock is broken, saying so.
+    std::fs::write(&lock, "").unwrap();
+    let old = std::time::SystemTime::now() - nowdb::queue::lock::UNWRITTEN_STALE * 2;
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let mut events = Vec::new();
+    let l = LockFile::acquire(&lock, &here(), Duration::from_millis(100), &mut events).unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    l.release().unwrap();
 }
 
 #[test]

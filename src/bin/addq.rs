@@ -105,5 +105,5 @@ fn run(a: Args) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    nowdb::cli::finish("addq", run(Args::parse()))
+    nowdb::cli::finish("addq", run(nowdb::cli::parse::<Args>("addq")))
 }

@@ -104,5 +104,5 @@ fn run(args: Args) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    nowdb::cli::finish("dbprobe", run(Args::parse()))
+    nowdb::cli::finish("dbprobe", run(nowdb::cli::parse::<Args>("dbprobe")))
 }

@@ -21,7 +21,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let a = Args::parse();
+    let a = nowdb::cli::parse::<Args>("dbstart");
     let site = nowdb::solve::Site::new(&a.common.site);
     let r = nowdb::monitor::command::dbstart_command(
         &site,

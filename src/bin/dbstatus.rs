@@ -63,7 +63,7 @@ enum By {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = nowdb::cli::parse::<Args>("dbstatus");
     let mut out = std::io::stdout().lock();
     let result = match args.command {
         Command::Plan { pieces } => nowdb::status::write_plan(pieces, args.common.json, &mut out)

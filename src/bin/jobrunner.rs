@@ -131,7 +131,7 @@ struct BuildArgs {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = nowdb::cli::parse::<Args>("jobrunner");
     let site = Site::new(&args.common.site);
     let json = args.common.json;
     let mut out = std::io::stdout().lock();

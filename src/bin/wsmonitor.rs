@@ -43,7 +43,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let a = Args::parse();
+    let a = nowdb::cli::parse::<Args>("wsmonitor");
     if let Err(e) = nowdb::cli::stop_on_signals() {
         return nowdb::cli::finish("wsmonitor", Err(e));
     }

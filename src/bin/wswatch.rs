@@ -104,5 +104,5 @@ fn main() -> ExitCode {
     if let Err(e) = nowdb::cli::stop_on_signals() {
         return nowdb::cli::finish("wswatch", Err(e));
     }
-    nowdb::cli::finish("wswatch", run(Args::parse()))
+    nowdb::cli::finish("wswatch", run(nowdb::cli::parse::<Args>("wswatch")))
 }

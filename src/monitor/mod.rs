@@ -155,11 +155,11 @@ fn requeue_host_jobs(
             _ => record::Ending::Failed {
                 status: why.to_string(),
                 output: None,
-                counts_when_done: false,
             },
         };
         match record::settle(site, here, &path, &rec, &ending, policy, &mut log)? {
             record::Settled::Gone => {}
+            record::Settled::Finished => requeued.push(format!("{} (had finished)", rec.line)),
             record::Settled::Requeued => {
                 requeued.push(format!("{} (from {})", rec.line, rec.queue))
             }
@@ -252,7 +252,7 @@ fn check_host(
         .filter(|(_, t)| now.saturating_sub(*t) <= HEARTBEAT_FRESH)
         .map(|(b, _)| b);
     let boot_now = match answers {
-        true => start::boot_id(h, &opts.start).or(heartbeat),
+        true => start::boot_id(h, &opts.start).or(heartbeat.clone()),
         false => None,
     };
     let name = &h.name;
@@ -292,6 +292,14 @@ fn check_host(
                     h.ssh,
                     opts.grace.as_secs()
                 ),
+            );
+        }
+        // Its runners wrote a heartbeat through the site after it stopped answering: the host
+        // works, only its sshd does not answer; taking its jobs away would run them twice.
+        ("down", false) if read_heartbeat(site, &h.name).is_some_and(|(_, t)| t > st.since) => {
+            rep.say(
+                now,
+                &format!("host {name} does not answer on {} but its runners' heartbeat is fresh: not crashed", h.ssh),
             );
         }
         ("down", false) if now.saturating_sub(st.since) >= opts.grace.as_secs() => {

@@ -87,6 +87,26 @@ impl Queue {
         })
     }
 
+    /// [`Queue::with_lines`], then `after` with the value, still inside the lock (after the
+    /// rewrite): what must happen before another process can look at the queue again.
+    pub fn with_lines_then<T>(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool), String>,
+        after: impl FnOnce(&T) -> Result<(), String>,
+    ) -> Result<T, String> {
+        self.locked(here, log, || {
+            let mut lines = self.read_unlocked()?;
+            let (value, changed) = f(&mut lines)?;
+            if changed {
+                self.write_unlocked(&lines)?;
+            }
+            after(&value)?;
+            Ok(value)
+        })
+    }
+
     /// Runs `f` inside the queue's lock.
     fn locked<T>(
         &self,

@@ -84,6 +84,12 @@ impl RetryPolicy {
                 self.retry_backoff_secs
             ));
         }
+        if self.stall_secs > 86_400 {
+            return Err(format!(
+                "[jobs] stall_secs: {} is more than a day",
+                self.stall_secs
+            ));
+        }
         if self.stall_secs < 10 {
             return Err(format!(
                 "[jobs] stall_secs: {} is too short (at least 10: a job writing a checkpoint \
@@ -281,6 +287,8 @@ pub struct Gates<'a> {
     policy: RetryPolicy,
     now: u64,
     slices: Option<(HashSet<String>, HashSet<String>)>,
+    /// `attempts/` or `held/` could not be listed: nothing is taken until they can.
+    unreadable: bool,
     seen: HashMap<Job, Gate>,
 }
 
@@ -291,21 +299,23 @@ impl<'a> Gates<'a> {
             policy,
             now,
             slices: None,
+            unreadable: false,
             seen: HashMap::new(),
         }
     }
 
     fn listed(&mut self) -> &(HashSet<String>, HashSet<String>) {
         let root = self.site.root();
+        let unreadable = &mut self.unreadable;
         self.slices.get_or_insert_with(|| {
-            // An unreadable directory lists nothing here; the records are read (and their
-            // errors reported) where a job is settled or listed.
-            let names = |d: &str| -> HashSet<String> {
-                crate::files::list(&root.join(d))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(n, _)| n)
-                    .collect()
+            let mut names = |d: &str| -> HashSet<String> {
+                match crate::files::list(&root.join(d)) {
+                    Ok(l) => l.into_iter().map(|(n, _)| n).collect(),
+                    Err(_) => {
+                        *unreadable = true;
+                        HashSet::new()
+                    }
+                }
             };
             (names("attempts"), names("held"))
         })
@@ -320,7 +330,9 @@ impl<'a> Gates<'a> {
             let (a, h) = self.listed();
             (a.contains(&slice), h.contains(&slice))
         };
-        let g = if !in_attempts && !in_held {
+        let g = if self.unreadable {
+            Gate::Wait(self.now + 1)
+        } else if !in_attempts && !in_held {
             Gate::Open
         } else {
             state_gate(self.site, job, &self.policy, self.now)

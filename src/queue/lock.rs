@@ -101,6 +101,10 @@ pub struct LockFile {
     released: bool,
 }
 
+/// A lock file still empty or torn this long after it was created lost its owner between
+/// creating and writing it.
+pub const UNWRITTEN_STALE: Duration = Duration::from_secs(20);
+
 /// What happened while taking a lock, for the caller's log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LockEvent {
@@ -174,6 +178,9 @@ impl LockFile {
                 Self::break_stale(path, o, here, events)?;
                 continue;
             }
+            if owner.is_none() && Self::break_unwritten(path, here, events)? {
+                continue;
+            }
             if start.elapsed() >= wait {
                 let who = owner.map_or("an unreadable owner".to_string(), |o| {
                     format!("pid {} on {} since {}", o.pid, o.host, o.since)
@@ -238,6 +245,53 @@ impl LockFile {
                 Ok(())
             }
         }
+    }
+
+    /// Removes a lock file that has stayed empty or torn for [`UNWRITTEN_STALE`]: its owner
+    /// writes its name within moments of creating it, so it died in between (a SIGKILL, a
+    /// power cut). Under the `break` lock, and only if it is still unwritten and old.
+    fn break_unwritten(
+        path: &Path,
+        here: &Machine,
+        events: &mut Vec<LockEvent>,
+    ) -> io::Result<bool> {
+        let unwritten_since = |p: &Path| -> Option<SystemTime> {
+            let text = std::fs::read_to_string(p).ok()?;
+            if LockOwner::parse(&text).is_some() {
+                return None;
+            }
+            let modified = std::fs::metadata(p).ok()?.modified().ok()?;
+            (modified.elapsed().ok()? >= UNWRITTEN_STALE).then_some(modified)
+        };
+        if unwritten_since(path).is_none() {
+            return Ok(false);
+        }
+        let Some(breaker) = Self::try_acquire(&path.with_extension("break"), here)? else {
+            return Ok(false);
+        };
+        let mut broke = false;
+        if let Some(t) = unwritten_since(path) {
+            match std::fs::remove_file(path) {
+                Ok(()) => {
+                    broke = true;
+                    events.push(LockEvent::BrokeStale {
+                        path: path.to_path_buf(),
+                        owner: LockOwner {
+                            host: "(an owner that died before writing its name)".into(),
+                            pid: 0,
+                            boot_id: String::new(),
+                            since: t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+                        },
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
+                }
+            }
+        }
+        breaker.release()?;
+        Ok(broke)
     }
 
     pub fn path(&self) -> &Path {

@@ -282,7 +282,7 @@ pub fn advance(
         };
         let jobs = stage_jobs(site, &slices, next, here)?;
         if !jobs.is_empty() {
-            queue.append(here, log, &jobs, true)?;
+            queue_missing(site, queue, here, log, &jobs)?;
         }
         write_stage(site, &pair, next)?;
         log(format!(
@@ -297,6 +297,51 @@ pub fn advance(
     }
     lock.release()
         .map_err(|e| format!("unlocking pair {pair}: {e}"))
+}
+
+/// Queues at the top the stage's jobs that are not queued, running or done already: a crash
+/// between queueing them and recording the stage makes the next `advance` decide again, and
+/// must not queue a job twice (two runners would run it side by side).
+fn queue_missing(
+    site: &Site,
+    queue: &Queue,
+    here: &Machine,
+    log: Log,
+    jobs: &[QueueLine],
+) -> Result<(), String> {
+    let running: Vec<Job> = crate::runner::record::read_all(site)?
+        .iter()
+        .filter_map(|(_, r)| r.job().ok().map(|(_, j)| j))
+        .collect();
+    queue.with_lines(here, log, |lines| {
+        let queued: std::collections::HashSet<Job> = lines
+            .iter()
+            .filter_map(|e| match e.parse() {
+                Ok(Some(QueueLine::Job(q))) => q.job().ok(),
+                _ => None,
+            })
+            .collect();
+        let mut new = Vec::new();
+        for l in jobs {
+            let QueueLine::Job(q) = l else { continue };
+            let job = q.job()?;
+            if queued.contains(&job)
+                || running.contains(&job)
+                || done::record_path(site, &job).exists()
+            {
+                continue;
+            }
+            new.push(super::file::Entry {
+                line: 0,
+                text: l.to_string(),
+            });
+        }
+        let changed = !new.is_empty();
+        let rest = std::mem::take(lines);
+        lines.extend(new);
+        lines.extend(rest);
+        Ok(((), changed))
+    })
 }
 
 /// The jobs a runner queues when the pair enters `stage`: none for the stages `addq plan`

@@ -55,6 +55,9 @@ fn signal_name(sig: i32) -> String {
 
 /// Reads an ended child's status.
 pub fn classify(status: ExitStatus, output: &str, did: Interventions) -> ChildEnd {
+    if status.code() == Some(EXIT_CHECKPOINTED) {
+        return ChildEnd::Stopped;
+    }
     if let Some(secs) = did.killed_hung {
         return ChildEnd::Failed(format!(
             "hung: no CPU time for {secs}s, killed by its runner ({})",

@@ -225,19 +225,18 @@ impl Daemon<'_> {
             // A full disk or an unreachable file server: the job stays in its running
             // record, and the settling is tried again every loop until it goes through.
             Err(e) => {
-                self.say(
-                    runner,
-                    &format!(
-                        "could not settle {} of \"{}\" ({e}); the job stays in its running record, tried again every loop",
-                        path.display(),
-                        rec.line
-                    ),
-                );
-                self.unsettled.lock().expect("unsettled").push((
-                    path.to_path_buf(),
-                    rec.clone(),
-                    ending.clone(),
-                ));
+                let mut waiting = self.unsettled.lock().expect("unsettled");
+                if !waiting.iter().any(|(p, _, _)| p == path) {
+                    self.say(
+                        runner,
+                        &format!(
+                            "could not settle {} of \"{}\" ({e}); the job stays in its running record, tried again every loop",
+                            path.display(),
+                            rec.line
+                        ),
+                    );
+                    waiting.push((path.to_path_buf(), rec.clone(), ending.clone()));
+                }
                 return Ok(Settled::Gone);
             }
         };
@@ -245,8 +244,19 @@ impl Daemon<'_> {
             Ending::Failed { status, .. } => status.as_str(),
             Ending::Stopped => "stopped at a checkpoint",
         };
+        if settled != Settled::Gone {
+            let mut waiting = self.unsettled.lock().expect("unsettled");
+            waiting.retain(|(p, _, _)| p != path);
+        }
         match &settled {
             Settled::Gone => {}
+            Settled::Finished => self.say(
+                runner,
+                &format!(
+                    "\"{}\" had finished (its done record is there): its pair moved on, not run again",
+                    rec.line
+                ),
+            ),
             Settled::Requeued => {
                 self.requeued.fetch_add(1, Ordering::Relaxed);
                 self.say(
@@ -298,7 +308,7 @@ impl Daemon<'_> {
 
     /// Tries again the settlings that failed.
     fn settle_again(&self, runner: usize) -> Result<(), String> {
-        let waiting = std::mem::take(&mut *self.unsettled.lock().expect("unsettled"));
+        let waiting = self.unsettled.lock().expect("unsettled").clone();
         for (path, rec, ending) in waiting {
             self.settle(runner, &path, &rec, &ending)?;
         }
@@ -309,6 +319,13 @@ impl Daemon<'_> {
     fn reap_stale(&self, runner: usize) -> Result<(), String> {
         for (path, rec) in record::read_host(self.site, &self.opts.host)? {
             if !rec.is_stale(&self.here) {
+                continue;
+            }
+            // Its runner died before recording the child: wait for an orphan to end.
+            if rec.child == 0
+                && let Ok((_, job)) = rec.job()
+                && record::orphan_job_alive(self.site, &job)
+            {
                 continue;
             }
             let status = if let Some(f) = &rec.failed {
@@ -332,10 +349,12 @@ impl Daemon<'_> {
                 _ => Ending::Failed {
                     status,
                     output: Some(self.output_path(&path)),
-                    counts_when_done: false,
                 },
             };
-            if self.settle(runner, &path, &rec, &ending)? != Settled::Gone {
+            if matches!(
+                self.settle(runner, &path, &rec, &ending)?,
+                Settled::Requeued | Settled::Retry { .. }
+            ) {
                 let msg = format!(
                     "stale running record {} of \"{}\": its job was settled (see logs/{}.log)",
                     path.display(),
@@ -426,17 +445,18 @@ impl Daemon<'_> {
                 .filter(|s| s.is_held(&self.opts.policy))
                 .collect())
         };
-        if jobs == 0 && held_jobs()?.is_empty() {
-            return Ok(Some(End::Finished));
-        }
-        // Jobs left, none runnable, nothing running: that may be a moment between another
-        // runner's take (its record appeared after we looked) and its finish. Stuck only if
-        // it still looks the same, with as many jobs, after a pause.
+        // Nothing runnable and nothing running: that may be a moment between another
+        // runner's take (its record appeared after we looked) and its finish, which may
+        // have queued more. Ended (or stuck) only if it still looks the same after a pause.
         std::thread::sleep(self.opts.poll.max(Duration::from_millis(500)));
         if self.idle_everywhere()? != Some(jobs) {
             return Ok(None);
         }
-        let why = super::stuck::explain(self.site, &self.opts.queues, &held_jobs()?, jobs)?;
+        let held = held_jobs()?;
+        if jobs == 0 && held.is_empty() {
+            return Ok(Some(End::Finished));
+        }
+        let why = super::stuck::explain(self.site, &self.opts.queues, &held, jobs)?;
         if why.is_empty() {
             return Ok(Some(End::Finished));
         }
@@ -457,12 +477,12 @@ impl Daemon<'_> {
         let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
         for q in &self.opts.queues {
             any |= q.peek(|l| match l {
-                QueueLine::Job(j) if !self.opts.dry_run => {
+                QueueLine::Job(j) => {
                     let job = j.job()?;
-                    Ok(ready.runnable(&job)?
+                    Ok((self.opts.dry_run || ready.runnable(&job)?)
                         && matches!(gates.gate(&job), Gate::Open | Gate::Wait(_)))
                 }
-                l => self.runnable(l, &mut ready, &mut gates),
+                QueueLine::Stop => Ok(true),
             })?;
             jobs += q.job_count()?;
         }
@@ -525,7 +545,6 @@ impl Daemon<'_> {
                 let ending = Ending::Failed {
                     status: e,
                     output: None,
-                    counts_when_done: true,
                 };
                 self.settle(runner, path, &rec, &ending)?;
                 return Ok(None);
@@ -554,7 +573,6 @@ impl Daemon<'_> {
             ChildEnd::Failed(status) => Ending::Failed {
                 status,
                 output: Some(out.clone()),
-                counts_when_done: false,
             },
         };
         self.settle(runner, path, &rec, &ending)?;
@@ -583,16 +601,16 @@ impl Daemon<'_> {
         if !self.opts.dry_run {
             let mut log = |m: String| self.say(runner, &m);
             if let Err(e) = pairs::advance(self.site, queue, &self.here, job, &mut log) {
-                // The job is done but its pair did not move on: an attempt, so a damaged
-                // stage record cannot make it run again and again.
+                // Done, but its pair did not move on (a lock or a file server away): the
+                // record stays and moving the pair on is tried again every loop.
                 let rec = RunningRecord::parse(&std::fs::read_to_string(path).unwrap_or_default())
                     .ok_or_else(|| format!("{}: not a running record", path.display()))?;
-                let ending = Ending::Failed {
-                    status: format!("moving the pair on: {e}"),
-                    output: None,
-                    counts_when_done: true,
-                };
-                self.settle(runner, path, &rec, &ending)?;
+                self.say(
+                    runner,
+                    &format!("\"{line}\" is done but moving its pair on failed: {e}"),
+                );
+                let mut waiting = self.unsettled.lock().expect("unsettled");
+                waiting.push((path.to_path_buf(), rec, Ending::Stopped));
                 return Ok(None);
             }
         }
@@ -636,11 +654,16 @@ impl Daemon<'_> {
                     );
                     return Ok(End::Finished);
                 }
-                Ok(Some((q, QueueLine::Job(job), path))) => {
-                    if let Some(end) = self.run(k, &q, job, &path)? {
-                        return Ok(end);
+                Ok(Some((q, QueueLine::Job(job), path))) => match self.run(k, &q, job, &path) {
+                    Ok(Some(end)) => return Ok(end),
+                    Ok(None) => {}
+                    // The record stays; the runner goes on (it is settled once its
+                    // processes are gone, by the next daemon of this host at the latest).
+                    Err(e) if !self.opts.until_empty => {
+                        self.say(k, &format!("error running \"{job}\": {e}"));
                     }
-                }
+                    Err(e) => return Err(e),
+                },
                 Ok(None) => {
                     if self.opts.until_empty
                         && !self.paused()

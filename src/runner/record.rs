@@ -189,9 +189,6 @@ pub enum Ending {
     Failed {
         status: String,
         output: Option<PathBuf>,
-        /// Counted even when the job's done record exists (its pair could not move on);
-        /// otherwise a done job only needs to run again to move its pair on.
-        counts_when_done: bool,
     },
 }
 
@@ -200,6 +197,9 @@ pub enum Ending {
 pub enum Settled {
     /// The record was gone or changed: another process settled it first.
     Gone,
+    /// The job had finished (its done record exists): its pair was moved on, its record
+    /// removed, and it is not run again.
+    Finished,
     /// Back at the top of its queue (stopped, or failed after it was done: its run again
     /// only moves its pair on).
     Requeued,
@@ -236,47 +236,103 @@ pub fn settle(
 ) -> Result<Settled, String> {
     let queue = Queue::named(site.root(), &rec.queue)?;
     let (q, job) = rec.job()?;
-    let line = QueueLine::Job(QueuedJob::explicit(&job, q.n));
-    let settled = queue.with_lines(here, log, |lines| {
-        let current = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| RunningRecord::parse(&t));
-        if current.as_ref() != Some(rec) {
-            return Ok((Settled::Gone, false));
+    // A finished job is never run again (a phase job of a published pair would fail): its
+    // pair is moved on (`advance` queues only what is not queued, running or done), then
+    // its record goes.
+    if crate::queue::done::record_path(site, &job).exists() {
+        if !is_current(path, rec)? {
+            return Ok(Settled::Gone);
         }
-        let settled = match ending {
-            Ending::Failed {
-                status,
-                output,
-                counts_when_done,
-            } if *counts_when_done || !crate::queue::done::record_path(site, &job).exists() => {
-                count_attempt(site, path, rec, &job, status, output.as_deref(), policy)?
-            }
-            _ => Settled::Requeued,
-        };
-        fault::point("settle.counted");
-        if matches!(settled, Settled::Held { .. }) || held::queued_already(lines, &job) {
-            return Ok((settled, false));
-        }
-        lines.insert(
-            0,
-            crate::queue::file::Entry {
-                line: 0,
-                text: line.to_string(),
-            },
-        );
-        Ok((settled, true))
-    })?;
-    fault::point("settle.queued");
-    if settled != Settled::Gone {
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(format!("{}: {e}", path.display()));
-            }
-            _ => {}
-        }
+        crate::queue::pairs::advance(site, &queue, here, &job, log)?;
+        remove_record(path)?;
+        return Ok(Settled::Finished);
     }
-    Ok(settled)
+    let line = QueueLine::Job(QueuedJob::explicit(&job, q.n));
+    queue.with_lines_then(
+        here,
+        log,
+        |lines| {
+            if !is_current(path, rec)? {
+                return Ok((Settled::Gone, false));
+            }
+            let settled = match ending {
+                Ending::Failed { status, output } => {
+                    count_attempt(site, path, rec, &job, status, output.as_deref(), policy)?
+                }
+                Ending::Stopped => Settled::Requeued,
+            };
+            fault::point("settle.counted");
+            // Queued again already, or taken by another runner since (a crash left the job
+            // in two places): queueing it once more would run it twice at once.
+            if matches!(settled, Settled::Held { .. })
+                || held::queued_already(lines, &job)
+                || running_elsewhere(site, path, &job)?
+            {
+                return Ok((settled, false));
+            }
+            lines.insert(
+                0,
+                crate::queue::file::Entry {
+                    line: 0,
+                    text: line.to_string(),
+                },
+            );
+            Ok((settled, true))
+        },
+        // Still inside the lock: no other process sees the job queued and recorded at once.
+        |settled| {
+            fault::point("settle.queued");
+            match settled {
+                Settled::Gone => Ok(()),
+                _ => remove_record(path),
+            }
+        },
+    )
+}
+
+/// Whether the record at `path` is still `rec` (a missing file is not; any other error to
+/// read it is an error, not a "no").
+fn is_current(path: &Path, rec: &RunningRecord) -> Result<bool, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(RunningRecord::parse(&t).as_ref() == Some(rec)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn remove_record(path: &Path) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("{}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether a running record other than the one at `path` holds `job`.
+fn running_elsewhere(site: &Site, path: &Path, job: &Job) -> Result<bool, String> {
+    Ok(read_all(site)?
+        .iter()
+        .any(|(p, r)| p != path && r.job().is_ok_and(|(_, j)| j == *job)))
+}
+
+/// Whether a job process of `job` on this site is alive on this machine (found by its
+/// command line): a runner killed between starting its child and recording the child's pid
+/// leaves a record that names no child, while the orphan checkpoints after its SIGTERM.
+pub fn orphan_job_alive(site: &Site, job: &Job) -> bool {
+    let (site_arg, job_arg) = (site.root().as_os_str().as_encoded_bytes(), job.to_string());
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let Ok(cmd) = std::fs::read(p.path().join("cmdline")) else {
+            return false;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        args.contains(&b"--background".as_slice())
+            && args.contains(&site_arg)
+            && args.contains(&job_arg.as_bytes())
+    })
 }
 
 /// Records a failed attempt of `job` (unless this record's ending is recorded already) and
@@ -299,7 +355,7 @@ fn count_attempt(
         // Not readable now: the job stays where it is until it is.
         Err(e) => return Err(e.to_string()),
     };
-    if attempts.last().is_none_or(|a| a.record != id) {
+    if !attempts.iter().any(|a| a.record == id) {
         let n = attempts.len() as u32 + 1;
         let kept = match output {
             Some(out) if out.exists() => {
@@ -422,7 +478,6 @@ mod tests {
         let ending = Ending::Failed {
             status: "signal 9 (SIGKILL)".into(),
             output: None,
-            counts_when_done: false,
         };
         let mut log = |_: String| {};
         assert!(settle(&site, &here, &path, &rec, &ending, &policy, &mut log).is_err());
@@ -438,6 +493,67 @@ mod tests {
         );
         assert!(!path.exists());
         assert_eq!(queue.read_unlocked().unwrap().len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_job_another_runner_took_is_not_queued_again_and_a_finished_one_not_rerun() {
+        let dir = crate::files::test_dir("settle-twice");
+        let site = Site::new(&dir);
+        let here = Machine {
+            host: "h".into(),
+            boot_id: "b".into(),
+        };
+        let rec = |pid: u32| RunningRecord {
+            host: "h".into(),
+            boot_id: "b".into(),
+            pid,
+            pid_start: 1,
+            child: 0,
+            child_start: 0,
+            queue: "prime".into(),
+            line: "cap 2100.-- -max 01 -s 1 -n 00".into(),
+            since: 5,
+            failed: None,
+        };
+        // A crash left the job in a dead runner's record and in the queue; another runner
+        // took it from the queue since.
+        let (dead, live) = (rec(1), rec(2));
+        let dead_path = running_dir(&site).join("h-1-0-0.job");
+        let live_path = running_dir(&site).join("h-2-0-0.job");
+        dead.write(&dead_path, false).unwrap();
+        live.write(&live_path, false).unwrap();
+        let policy = RetryPolicy::default();
+        let mut log = |_: String| {};
+        let settled = settle(
+            &site,
+            &here,
+            &dead_path,
+            &dead,
+            &Ending::Stopped,
+            &policy,
+            &mut log,
+        );
+        assert_eq!(settled.unwrap(), Settled::Requeued);
+        let queue = Queue::named(&dir, "p").unwrap();
+        assert!(queue.read_unlocked().unwrap().is_empty(), "queued twice");
+        assert!(!dead_path.exists() && live_path.exists());
+        // The live runner's job finished (its done record is there) before its record went:
+        // settled, it is not queued to run again.
+        let (_, job) = live.job().unwrap();
+        crate::queue::done::write(&site, &job, &Default::default(), "h", 0.1).unwrap();
+        let failed = Ending::Failed {
+            status: "its runner is gone".into(),
+            output: None,
+        };
+        let settled = settle(&site, &here, &live_path, &live, &failed, &policy, &mut log);
+        assert_eq!(settled.unwrap(), Settled::Finished);
+        assert!(
+            queue.read_unlocked().unwrap().is_empty(),
+            "a finished job requeued"
+        );
+        assert!(!live_path.exists());
+        assert!(held::read_attempts(&site, &job).unwrap().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

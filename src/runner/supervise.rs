@@ -2,8 +2,8 @@
 //! process as SIGTERM, so each checkpoints), the host's heartbeat for wsmonitor, and jobs
 //! that hang.
 //!
-//! A hung job is one whose process gets no CPU time: blocked in uninterruptible sleep on a
-//! dead network mount, or waiting for something that never comes. A job stopped by wswatch
+//! A hung job is one whose process gets no CPU time and does no I/O: blocked in
+//! uninterruptible sleep on a dead network mount, or waiting for something that never comes. A job stopped by wswatch
 //! (SIGSTOP, state `T`) is not hung. After `stall_secs` without CPU time the runner logs and
 //! mails an alert; after twice that it sends SIGKILL, and the job's end counts as a failed
 //! attempt (`hung: ...`): it is retried from its checkpoint, on any host. A process in
@@ -51,14 +51,25 @@ pub enum Event {
     },
 }
 
-/// CPU ticks (user + system) and the state letter of a process.
+/// Bytes the process has read and written (`/proc/<pid>/io` rchar + wchar): a job that
+/// waits on a slow disk (its I/O class is idle) still moves these.
+fn io_bytes(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.starts_with("rchar:") || l.starts_with("wchar:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// CPU ticks (user + system) plus bytes of I/O, and the state letter of a process: the
+/// activity that tells a working job from a hung one.
 fn cpu_and_state(pid: u32) -> Option<(u64, char)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let state = fields.first()?.chars().next()?;
     let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some((ticks, state))
+    Some((ticks.wrapping_add(io_bytes(pid)), state))
 }
 
 fn signal(pid: u32, sig: nix::sys::signal::Signal) {
