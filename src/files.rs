@@ -84,14 +84,7 @@ pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
         let e = match e {
             Ok(e) => e,
             // The directory itself is missing: nothing in it.
-            Err(err)
-                if err.depth() == 0
-                    && err
-                        .io_error()
-                        .is_some_and(|e| e.kind() == io::ErrorKind::NotFound) =>
-            {
-                return Ok(Vec::new());
-            }
+            Err(err) if root_missing(&err) => return Ok(Vec::new()),
             Err(err) => {
                 let kind = err.io_error().map_or(io::ErrorKind::Other, |e| e.kind());
                 return Err(io::Error::new(kind, format!("{}: {err}", dir.display())));
@@ -110,6 +103,15 @@ pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
         }
     }
     Ok(out)
+}
+
+/// Whether a walk's error is only that its root directory does not exist (a walk of a
+/// directory not made yet finds nothing).
+pub fn root_missing(err: &walkdir::Error) -> bool {
+    err.depth() == 0
+        && err
+            .io_error()
+            .is_some_and(|e| e.kind() == io::ErrorKind::NotFound)
 }
 
 /// Whether no process `pid` exists on this machine (a pid that was reused reads as alive,

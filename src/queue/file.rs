@@ -77,14 +77,7 @@ impl Queue {
         log: &mut dyn FnMut(String),
         f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool), String>,
     ) -> Result<T, String> {
-        self.locked(here, log, || {
-            let mut lines = self.read_unlocked()?;
-            let (value, changed) = f(&mut lines)?;
-            if changed {
-                self.write_unlocked(&lines)?;
-            }
-            Ok(value)
-        })
+        self.with_lines_then(here, log, f, |_| Ok(()))
     }
 
     /// [`Queue::with_lines`], then `after` with the value, still inside the lock (after the

@@ -444,14 +444,7 @@ fn record_keys(site: &Site, dir: &str) -> Result<Vec<String>, HeldError> {
     {
         let e = match e {
             Ok(e) => e,
-            Err(err)
-                if err.depth() == 0
-                    && err
-                        .io_error()
-                        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
-            {
-                break;
-            }
+            Err(err) if crate::files::root_missing(&err) => break,
             Err(err) => return Err(HeldError::Io(format!("{}: {err}", root.display()))),
         };
         let name = e.file_name().to_string_lossy();
