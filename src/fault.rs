@@ -8,7 +8,8 @@
 //! `take.recorded` (the running record written, the line still in the queue file),
 //! `take.done` (the job in its record only), `done.recorded` (the done record written, the
 //! pair not moved on), `done.advanced` (the pair moved on, the running record still there),
-//! `settle.counted` (an attempt or hold recorded, the queue not yet changed),
+//! `settle.counted` (an attempt or hold recorded, the queue not yet changed), `settle.held`
+//! (a held record just written, the running record still there),
 //! `settle.queued` (the job requeued, its running record still there); in a job process
 //! `job.start`.
 

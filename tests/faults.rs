@@ -520,15 +520,18 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
     addq(&site, &["p", "plan", "2..4"]);
     let plan = planned(&site);
     let mut rng = nowdb::rng::XorShift::new(20);
+    // The last crash is at a hold: one attempt allowed, so the first failure holds its job.
     let points = [
-        "take.recorded",
-        "take.done",
-        "done.recorded",
-        "done.advanced",
-        "settle.counted",
-        "settle.queued",
+        ("take.recorded", 20),
+        ("take.done", 20),
+        ("done.recorded", 20),
+        ("done.advanced", 20),
+        ("settle.counted", 20),
+        ("settle.queued", 20),
+        ("settle.held", 1),
     ];
-    for (k, point) in points.iter().enumerate() {
+    for (k, &(point, max_attempts)) in points.iter().enumerate() {
+        write_hosts(&site, max_attempts, "");
         let settle = point.starts_with("settle");
         let nth = if settle { 1 } else { 1 + rng.below(40) };
         let mut cmd = daemon(&site, 2);
@@ -569,10 +572,14 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
         }
         assert_every_job_somewhere(&site, &plan, &format!("after a crash at {point}"));
     }
-    // A daemon without faults settles the dead daemons' records and finishes.
+    // The held job released, a daemon without faults settles the dead daemons' records and
+    // finishes.
+    write_hosts(&site, 20, "");
+    let released = addq(&site, &["--release", "all"]);
+    assert!(released.starts_with("released "), "{released}");
     let out = daemon(&site, 2).output().unwrap();
     assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
-    assert_same_build(reference(4), &site, "build through six daemon crashes");
+    assert_same_build(reference(4), &site, "build through seven daemon crashes");
     assert_every_job_done(&site, &plan);
     // A crash between counting an attempt and settling its record counted it once.
     for s in held::list(&Site::new(&site)).unwrap() {

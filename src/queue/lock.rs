@@ -4,7 +4,8 @@
 //! does not work on sshfs (the count reads 1). What does work on both is creating the lock
 //! file with `O_CREAT|O_EXCL`. The file names its owner (host, pid, boot id, time), so a lock
 //! left by a dead owner can be broken, but only when the owner is provably gone: the same
-//! host and either a dead pid or a different boot id. A lock of another host is never broken
+//! boot id and a dead pid (whatever host name the owner used), or the same host and a
+//! different boot id. A lock of another host is never broken
 //! here (that host's monitor decides), and every break is reported to the caller to log.
 
 use std::fs::OpenOptions;
@@ -81,16 +82,17 @@ impl LockOwner {
         })
     }
 
-    /// Whether this owner is provably gone, seen from `here`: same host and a different boot
-    /// (the machine rebooted) or a pid that no longer exists.
+    /// Whether this owner is provably gone, seen from `here`: this boot of this machine and
+    /// a pid that no longer exists, or this host under an earlier boot (it rebooted).
     pub fn is_gone(&self, here: &Machine) -> bool {
-        if self.host != here.host {
-            return false;
+        // The same boot of the same kernel: its pids are ours to check, whatever name the
+        // owner went by (a runner daemon takes locks under its hosts.toml name, `addq` under
+        // the hostname).
+        if self.boot_id == here.boot_id {
+            return crate::files::process_is_gone(self.pid);
         }
-        if self.boot_id != here.boot_id {
-            return true;
-        }
-        crate::files::process_is_gone(self.pid)
+        // This host under another boot: it rebooted since.
+        self.host == here.host
     }
 }
 

@@ -402,6 +402,7 @@ fn count_attempt(
             attempts: n,
         };
         held::write_held(site, job, &held).map_err(|e| e.to_string())?;
+        fault::point("settle.held");
     }
     Ok(Settled::Held { attempts, new })
 }
