@@ -292,6 +292,9 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
+    // Temporaries of assemblies killed before their rename, an hour old (an assembly takes
+    // seconds); readers skip hidden files meanwhile.
+    crate::files::remove_stale_temporaries(&final_path, std::time::Duration::from_secs(3600));
     let tmp = site
         .db_dir()
         .join(format!(".{slice}.ndb.{}", std::process::id()));

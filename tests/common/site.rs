@@ -3,13 +3,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The files of `solved/` and `db/` of a site, by `dir/name`.
+/// The files of `solved/` and `db/` of a site, by `dir/name`. Hidden files are left out:
+/// they are the temporaries of writers killed before their rename (every reader skips them,
+/// and `files::remove_stale_temporaries` removes them once old).
 pub fn build_files(site: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     for dir in ["solved", "db"] {
         for e in std::fs::read_dir(site.join(dir)).unwrap() {
             let e = e.unwrap();
-            if e.file_type().unwrap().is_file() {
+            if e.file_type().unwrap().is_file() && !e.file_name().to_string_lossy().starts_with('.')
+            {
                 let name = format!("{dir}/{}", e.file_name().to_string_lossy());
                 files.insert(name, std::fs::read(e.path()).unwrap());
             }
