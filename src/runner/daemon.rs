@@ -225,18 +225,12 @@ impl Daemon<'_> {
             // A full disk or an unreachable file server: the job stays in its running
             // record, and the settling is tried again every loop until it goes through.
             Err(e) => {
-                let mut waiting = self.unsettled.lock().expect("unsettled");
-                if !waiting.iter().any(|(p, _, _)| p == path) {
-                    self.say(
-                        runner,
-                        &format!(
-                            "could not settle {} of \"{}\" ({e}); the job stays in its running record, tried again every loop",
-                            path.display(),
-                            rec.line
-                        ),
-                    );
-                    waiting.push((path.to_path_buf(), rec.clone(), ending.clone()));
-                }
+                let why = format!(
+                    "could not settle {} of \"{}\" ({e}); the job stays in its running record, tried again every loop",
+                    path.display(),
+                    rec.line
+                );
+                self.keep_unsettled(runner, path, rec, ending, &why);
                 return Ok(Settled::Gone);
             }
         };
@@ -304,6 +298,23 @@ impl Daemon<'_> {
             self.wake.bump();
         }
         Ok(settled)
+    }
+
+    /// Remembers a record to settle again every loop (once per record), saying `why` the
+    /// first time.
+    fn keep_unsettled(
+        &self,
+        runner: usize,
+        path: &Path,
+        rec: &RunningRecord,
+        ending: &Ending,
+        why: &str,
+    ) {
+        let mut waiting = self.unsettled.lock().expect("unsettled");
+        if !waiting.iter().any(|(p, _, _)| p == path) {
+            self.say(runner, why);
+            waiting.push((path.to_path_buf(), rec.clone(), ending.clone()));
+        }
     }
 
     /// Tries again the settlings that failed.
@@ -567,7 +578,7 @@ impl Daemon<'_> {
         }
         let ending = match child::classify(status, &output, did) {
             ChildEnd::Done(stats) => {
-                return self.finish(runner, queue, &job, &line, path, &stats, secs);
+                return self.finish(runner, queue, &job, &rec, path, &stats, secs);
             }
             ChildEnd::Stopped => Ending::Stopped,
             ChildEnd::Failed(status) => Ending::Failed {
@@ -590,11 +601,12 @@ impl Daemon<'_> {
         runner: usize,
         queue: &Queue,
         job: &Job,
-        line: &str,
+        rec: &RunningRecord,
         path: &Path,
         stats: &crate::solve::PhaseStats,
         secs: f64,
     ) -> Result<Option<End>, String> {
+        let line = &rec.line;
         let _ = std::fs::remove_file(self.output_path(path));
         done::write(self.site, job, stats, &self.opts.host, secs)?;
         fault::point("done.recorded");
@@ -603,14 +615,8 @@ impl Daemon<'_> {
             if let Err(e) = pairs::advance(self.site, queue, &self.here, job, &mut log) {
                 // Done, but its pair did not move on (a lock or a file server away): the
                 // record stays and moving the pair on is tried again every loop.
-                let rec = RunningRecord::parse(&std::fs::read_to_string(path).unwrap_or_default())
-                    .ok_or_else(|| format!("{}: not a running record", path.display()))?;
-                self.say(
-                    runner,
-                    &format!("\"{line}\" is done but moving its pair on failed: {e}"),
-                );
-                let mut waiting = self.unsettled.lock().expect("unsettled");
-                waiting.push((path.to_path_buf(), rec, Ending::Stopped));
+                let why = format!("\"{line}\" is done but moving its pair on failed: {e}");
+                self.keep_unsettled(runner, path, rec, &Ending::Stopped, &why);
                 return Ok(None);
             }
         }

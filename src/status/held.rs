@@ -23,18 +23,21 @@ pub struct Tally {
 }
 
 pub fn tally(site: &Site) -> Result<Tally, String> {
-    let policy = policy(site)?;
-    let now = now_secs();
+    let states = held::list(site).map_err(|e| e.to_string())?;
+    Ok(tally_of(&states, &policy(site)?, now_secs()))
+}
+
+fn tally_of(states: &[JobState], policy: &RetryPolicy, now: u64) -> Tally {
     let mut t = Tally::default();
-    for s in held::list(site).map_err(|e| e.to_string())? {
-        if s.is_held(&policy) {
+    for s in states {
+        if s.is_held(policy) {
             t.held += 1;
         } else {
             t.retried += 1;
-            t.waiting += s.retry_at(&policy).is_some_and(|at| at > now) as usize;
+            t.waiting += s.retry_at(policy).is_some_and(|at| at > now) as usize;
         }
     }
-    Ok(t)
+    t
 }
 
 /// One job as `dbstatus held` reports it (times as seconds for the table; the JSON carries
@@ -103,7 +106,7 @@ pub fn write_held(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), Cl
     let policy = policy(site)?;
     let states = held::list(site).map_err(|e| e.to_string())?;
     let rows: Vec<Row> = states.iter().map(|s| row(s, &policy)).collect();
-    let tally = tally(site)?;
+    let tally = tally_of(&states, &policy, now_secs());
     if json {
         let jobs: Vec<serde_json::Value> = rows.iter().map(Row::json).collect();
         let report = serde_json::json!({"policy": policy, "tally": tally, "jobs": jobs});
