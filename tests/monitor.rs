@@ -332,3 +332,98 @@ fn an_ssh_failure_is_reported_and_the_round_goes_on() {
     drop(w2);
     let _ = std::fs::remove_dir_all(&site);
 }
+
+/// A lock file as a host's process would leave it.
+fn lock_of(path: &Path, host: &str, boot: &str, since: u64) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        path,
+        format!("host {host}\npid 999999\nboot_id {boot}\nsince {since}\n"),
+    )
+    .unwrap();
+}
+
+/// A host that crashed holding the queue's lock (and a pair's, and a breaker's) blocks every
+/// other host until someone breaks them, and only the monitor can tell that host is gone: it
+/// breaks the locks that host took before it went silent, then settles its jobs (which needs
+/// the queue's lock). A lock taken after it went silent (it is alive) and other hosts' locks
+/// stay; a reboot breaks the locks of the old boot only.
+#[test]
+fn a_crashed_or_rebooted_hosts_locks_are_broken_before_its_jobs_are_requeued() {
+    let site = fresh_dir("locks");
+    let w1 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let w2 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (p1, p2) = (
+        w1.local_addr().unwrap().port(),
+        w2.local_addr().unwrap().port(),
+    );
+    std::fs::write(
+        site.join("hosts.toml"),
+        format!(
+            "[[host]]\nname = \"w1\"\nssh = \"127.0.0.1:{p1}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
+             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n"
+        ),
+    )
+    .unwrap();
+    let t0 = 1_800_000_000;
+    heartbeat(&site, "w1", "boot-A", t0);
+    heartbeat(&site, "w2", "boot-A", t0);
+    round(&site, t0);
+    let job = fake_record(&site, "w1", "boot-A", "cap 1100.-- -max 01 -s 1 -n 00");
+    let queue_lock = site.join("queues/prime.lock");
+    let pair_lock = site.join("done/1100.--.lock");
+    let dead_breaker = site.join("done/2100.--.break");
+    let late_lock = site.join("done/2200.--.lock");
+    let w2_lock = site.join("db/parts/1100.--.lock");
+    lock_of(&queue_lock, "w1", "boot-A", t0 - 5);
+    lock_of(&pair_lock, "w1", "boot-A", t0 - 5);
+    lock_of(&dead_breaker, "w1", "boot-A", t0 - 5);
+    lock_of(&late_lock, "w1", "boot-A", t0 + 300);
+    lock_of(&w2_lock, "w2", "boot-A", t0 - 5);
+    let done_record = site.join("done/1100.--.stage");
+    std::fs::write(&done_record, "not a lock\n").unwrap();
+
+    drop(w1);
+    round(&site, t0 + 60);
+    // Within the grace nothing is broken.
+    round(&site, t0 + 400);
+    assert!(queue_lock.exists() && pair_lock.exists() && job.exists());
+    let out = round(&site, t0 + 700);
+    assert!(
+        text(&out.stdout).contains("host w1 crashed"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!job.exists());
+    assert_eq!(top_line(&site), "cap 1100.-- 0 992 -n 00");
+    for broken in [&queue_lock, &pair_lock, &dead_breaker] {
+        assert!(!broken.exists(), "{}", broken.display());
+    }
+    for kept in [&late_lock, &w2_lock, &done_record] {
+        assert!(kept.exists(), "{}", kept.display());
+    }
+    let log = std::fs::read_to_string(site.join("logs/wsmonitor.log")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "broke {} left by pid 999999 on w1 (boot boot-A",
+            queue_lock.display()
+        )),
+        "{log}"
+    );
+    assert!(!log.contains("2200.--.lock"), "{log}");
+
+    // w2 reboots: its lock of the old boot goes, one of the new boot stays.
+    let new_boot_lock = site.join("queues/small.lock");
+    lock_of(&new_boot_lock, "w2", "boot-B", t0 + 790);
+    heartbeat(&site, "w2", "boot-B", t0 + 795);
+    let out = round(&site, t0 + 800);
+    assert!(
+        text(&out.stdout).contains("host w2 rebooted"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!w2_lock.exists());
+    assert!(new_boot_lock.exists());
+    drop(w2);
+    let _ = std::fs::remove_dir_all(&site);
+}

@@ -26,6 +26,7 @@ use crate::clock::local_time;
 use crate::hosts::{Host, Hosts};
 use crate::queue::Machine;
 use crate::queue::held::RetryPolicy;
+use crate::queue::lock;
 use crate::runner::record;
 use crate::solve::Site;
 use std::io::Write;
@@ -184,6 +185,41 @@ fn requeue_host_jobs(
     Ok(requeued)
 }
 
+/// Breaks the site's locks held by `dead` (see [`lock::break_host_locks`]) before its jobs
+/// are settled: settling takes the queue and pair locks a crashed host may have died holding,
+/// and no other host would ever break them. Each broken lock is logged.
+fn break_dead_locks(
+    site: &Site,
+    here: &Machine,
+    dead: &lock::DeadHost,
+    rep: &mut crate::mail::Reporter,
+    now: u64,
+) -> Result<(), String> {
+    let root = site.root();
+    let dirs = [
+        root.join("queues"),
+        root.join("done"),
+        site.db_dir().join("parts"),
+        root.join("mail"),
+    ];
+    let mut events = Vec::new();
+    let result = lock::break_host_locks(&dirs, dead, here, &mut events);
+    for lock::LockEvent::BrokeStale { path, owner } in events {
+        rep.say(
+            now,
+            &format!(
+                "broke {} left by pid {} on {} (boot {}, since {})",
+                path.display(),
+                owner.pid,
+                owner.host,
+                owner.boot_id,
+                local_time(owner.since)
+            ),
+        );
+    }
+    result.map_err(|e| format!("breaking {}'s locks: {e}", dead.host))
+}
+
 fn add_crashed(site: &Site, host: &str, now: u64) -> Result<(), String> {
     let path = site.root().join("crashed");
     let mut f = crate::files::open_append(&path).map_err(|e| e.to_string())?;
@@ -263,6 +299,14 @@ fn check_host(
             // before its first round).
             if let Some(b) = &boot_now {
                 let new_boot = !st.boot_id.is_empty() && *b != st.boot_id;
+                if new_boot {
+                    let dead = lock::DeadHost {
+                        host: name,
+                        keep_boot: Some(b),
+                        taken_by: None,
+                    };
+                    break_dead_locks(site, here, &dead, rep, now)?;
+                }
                 let why = format!("host {name} rebooted while it ran");
                 let jobs = requeue_host_jobs(site, here, name, Some(b), &why, policy, rep, now)?;
                 if new_boot || !jobs.is_empty() {
@@ -308,6 +352,14 @@ fn check_host(
                 h.ssh,
                 opts.grace.as_secs()
             );
+            // Its locks taken before it went silent die with it; one taken since shows it
+            // alive (it wrote to the site), and is left to its owner.
+            let dead = lock::DeadHost {
+                host: name,
+                keep_boot: None,
+                taken_by: Some(st.since),
+            };
+            break_dead_locks(site, here, &dead, rep, now)?;
             let jobs = requeue_host_jobs(site, here, name, None, &why, policy, rep, now)?;
             add_crashed(site, name, now)?;
             st.status = "crashed".into();
@@ -327,6 +379,14 @@ fn check_host(
         ("down", true) => {
             let rebooted = boot_now.as_ref().is_some_and(|b| *b != st.boot_id);
             if rebooted {
+                if let Some(b) = boot_now.as_deref() {
+                    let dead = lock::DeadHost {
+                        host: name,
+                        keep_boot: Some(b),
+                        taken_by: None,
+                    };
+                    break_dead_locks(site, here, &dead, rep, now)?;
+                }
                 let why = format!("host {name} rebooted while it ran");
                 let jobs = requeue_host_jobs(
                     site,

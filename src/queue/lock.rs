@@ -5,8 +5,9 @@
 //! file with `O_CREAT|O_EXCL`. The file names its owner (host, pid, boot id, time), so a lock
 //! left by a dead owner can be broken, but only when the owner is provably gone: the same
 //! boot id and a dead pid (whatever host name the owner used), or the same host and a
-//! different boot id. A lock of another host is never broken
-//! here (that host's monitor decides), and every break is reported to the caller to log.
+//! different boot id. A lock of another host is broken only by the monitor, once it has
+//! declared that host crashed or rebooted ([`break_host_locks`]), and every break is
+//! reported to the caller to log.
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
@@ -314,4 +315,80 @@ impl Drop for LockFile {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// The owner the monitor found dead: a host that crashed (its locks taken before it stopped
+/// answering) or rebooted (its locks of any boot but the new one).
+#[derive(Clone, Debug)]
+pub struct DeadHost<'a> {
+    pub host: &'a str,
+    /// The boot that lives on (a reboot): its locks are kept.
+    pub keep_boot: Option<&'a str>,
+    /// Locks taken after this time (seconds since the epoch) are kept: their owner wrote to
+    /// the site after the host went silent, so it is alive.
+    pub taken_by: Option<u64>,
+}
+
+impl DeadHost<'_> {
+    fn owns(&self, o: &LockOwner) -> bool {
+        o.host == self.host
+            && self.keep_boot.is_none_or(|b| o.boot_id != b)
+            && self.taken_by.is_none_or(|t| o.since <= t)
+    }
+}
+
+/// Breaks the locks in `dirs` (`*.lock` files and the `*.break` files of dead breakers)
+/// held by `dead`, a host its monitor declared crashed or rebooted: no process of it can
+/// release them, and no other host may break them by itself (it cannot see that host's
+/// pids). Each break is reported in `events`. A missing directory has no locks.
+pub fn break_host_locks(
+    dirs: &[PathBuf],
+    dead: &DeadHost,
+    here: &Machine,
+    events: &mut Vec<LockEvent>,
+) -> io::Result<()> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| LockOwner::parse(&t))
+    };
+    for dir in dirs {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
+        };
+        for entry in entries {
+            let path = entry
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?
+                .path();
+            // Only lock files are read: done/ holds thousands of records beside its locks.
+            let kind = path.extension().and_then(|e| e.to_str());
+            if !matches!(kind, Some("lock" | "break")) {
+                continue;
+            }
+            let Some(owner) = read(&path).filter(|o| dead.owns(o)) else {
+                continue;
+            };
+            match kind {
+                Some("lock") => LockFile::break_stale(&path, &owner, here, events)?,
+                // A breaker that died holding the `break` lock: nobody else writes this file
+                // while it exists, so the second read cannot race a live owner.
+                Some("break") if read(&path).as_ref() == Some(&owner) => {
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => events.push(LockEvent::BrokeStale { path, owner }),
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(io::Error::new(
+                                e.kind(),
+                                format!("{}: {e}", path.display()),
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
