@@ -55,6 +55,22 @@ pub enum CliError {
     Failed(String),
     /// Stdout was closed by its reader (`| head`): the reader has what it wanted.
     ClosedOutput,
+    /// Too little disk space (see [`crate::solve::SolveError::NoSpace`]): reported like a
+    /// failure, with its own exit status [`EXIT_NO_SPACE`].
+    NoSpace(String),
+}
+
+/// The exit status of a command that found too little disk space: a runner requeues such a
+/// job without charging it an attempt, and waits for room.
+pub const EXIT_NO_SPACE: u8 = 4;
+
+impl From<crate::solve::SolveError> for CliError {
+    fn from(e: crate::solve::SolveError) -> Self {
+        match e {
+            crate::solve::SolveError::NoSpace(m) => CliError::NoSpace(m),
+            crate::solve::SolveError::Failed(m) => CliError::Failed(m),
+        }
+    }
 }
 
 impl From<String> for CliError {
@@ -92,6 +108,10 @@ pub fn finish(tool: &str, result: Result<(), CliError>) -> ExitCode {
         Err(CliError::Failed(e)) => {
             eprintln!("{tool}: {e}");
             ExitCode::FAILURE
+        }
+        Err(CliError::NoSpace(e)) => {
+            eprintln!("{tool}: {e}");
+            ExitCode::from(EXIT_NO_SPACE)
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod queue;
 pub mod rng;
 pub mod runner;
 pub mod slice;
+pub mod space;
 pub mod solve;
 pub mod status;
 pub mod watch;

@@ -361,11 +361,12 @@ fn corrupt_or_truncated_work_files_are_refused_and_left_alone() {
     assert!(stderr(&o).contains("corrupt checkpoint"), "{}", stderr(&o));
 }
 
-/// A full disk while flushing fails the job without advancing its checkpoint; once space is
-/// back the job completes and the result equals an undisturbed run. The disk is a small
+/// A disk too full for the pages a job will write refuses the job before it writes one (exit
+/// 4, a message with the sizes, no checkpoint); once space is back the job completes and the
+/// result equals an undisturbed run. The disk is a small
 /// tmpfs mounted over the site's `work/` in a private mount namespace (needs root, as in CI).
 #[test]
-fn a_full_disk_does_not_advance_the_checkpoint() {
+fn a_full_disk_is_refused_before_the_job_writes() {
     let d = site_from_base3("full");
     build(&d, 4, |o| o.only = vec!["2200".parse().unwrap()]);
     let clean = fresh_dir("full-clean");
@@ -395,27 +396,19 @@ cp {site}/work/2300.--.nwk {site}/result.nwk
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let err1 = std::fs::read_to_string(d.join("err1")).unwrap_or_default();
+    // Refused before writing a page: exit 4 (too little space, no attempt used), a message
+    // naming the job, the directory and both sizes, and no checkpoint.
     assert!(
-        out.contains("exit1 1"),
-        "first run should fail: {out} {}",
+        out.contains("exit1 4"),
+        "first run should find too little space: {out} {}",
         stderr(&o)
     );
+    let needs = format!("job cap 2300.-- 0 2013760: needs 507.9 kB in {site}/work, ");
     assert!(
-        err1.contains("2300.--.nwk") && err1.contains("No space left"),
-        "error should name the file and the cause: {err1}"
+        err1.contains(&needs) && err1.trim_end().ends_with(" kB free"),
+        "error should name the job, the directory and both sizes: {err1}"
     );
-    // Some pages fit before the disk filled: the checkpoint stands at a page boundary
-    // before the end, never at the end.
-    let ckpt = out
-        .lines()
-        .find_map(|l| l.strip_prefix("ckpt1 "))
-        .unwrap()
-        .to_string();
-    assert!(ckpt.starts_with("next ") || ckpt == "none", "{ckpt}");
-    if let Some(n) = ckpt.strip_prefix("next ") {
-        let n: u64 = n.parse().unwrap();
-        assert!(n.is_multiple_of(32768) && n < 2013760, "checkpoint {n}");
-    }
+    assert!(out.contains("ckpt1 none"), "{out}");
     assert!(
         out.contains("exit2 0"),
         "{out} {}",

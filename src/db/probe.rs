@@ -392,7 +392,7 @@ impl Database {
 
 /// The slices in a database directory, sorted.
 pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
-    let mut slices = crate::solve::site::slice_files(dir, "ndb").map_err(SolveError)?;
+    let mut slices = crate::solve::site::slice_files(dir, "ndb").map_err(SolveError::Failed)?;
     slices.sort();
     Ok(slices)
 }

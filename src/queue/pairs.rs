@@ -252,7 +252,7 @@ pub fn advance(
             owner.host
         ));
     }
-    let err = |e: crate::solve::SolveError| e.0;
+    let err = |e: crate::solve::SolveError| e.to_string();
     loop {
         let stage = read_stage(site, &pair)?;
         if !stage_complete(site, &slices, stage)? {
@@ -262,7 +262,7 @@ pub fn advance(
             Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
                 next_solving_stage(stage, &slices, QUE_RATIO, |r| {
                     let changed = round_changes(site, &slices, r)?;
-                    let looked = round_looked(site, &slices, stage).map_err(SolveError)?;
+                    let looked = round_looked(site, &slices, stage).map_err(SolveError::Failed)?;
                     Ok((changed, looked))
                 })
                 .map_err(err)?

@@ -1,7 +1,10 @@
 //! A job's child process as its runner sees it: the `jobrunner run` command it starts, the
 //! exit statuses of that command, and what an ended child means for the job.
 
-use crate::solve::PhaseStats;
+use super::daemon::DaemonOptions;
+use crate::solve::{Job, PhaseStats, Site};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
@@ -11,12 +14,42 @@ pub const EXIT_DONE: i32 = 0;
 /// the rest of the job is requeued and resumes from there.
 pub const EXIT_CHECKPOINTED: i32 = 3;
 
+/// `jobrunner run` exits 4 when it found too little disk space, before writing or while
+/// writing (its checkpoint stands): no attempt used; the runner waits for room.
+pub const EXIT_NO_SPACE: i32 = crate::cli::EXIT_NO_SPACE as i32;
+
+/// The `jobrunner run --background` command of `job`, its output (stdout and stderr) going
+/// to `out`.
+pub fn command(site: &Site, opts: &DaemonOptions, job: &Job, out: &Path) -> Result<Command, String> {
+    let f = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut cmd = Command::new(&opts.exe);
+    cmd.arg("--site")
+        .arg(site.root())
+        .arg("--buffers")
+        .arg(opts.buffers.to_string())
+        .arg("--checkpoint-secs")
+        .arg(opts.checkpoint_secs.to_string())
+        .arg("--json")
+        .arg("run")
+        .arg("--background");
+    if opts.dry_run {
+        cmd.arg("--dry-run");
+    }
+    cmd.arg(job.to_string())
+        .stdin(Stdio::null())
+        .stdout(f.try_clone().map_err(|e| e.to_string())?)
+        .stderr(f);
+    Ok(cmd)
+}
+
 /// How a job process ended, for its runner.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ChildEnd {
     Done(PhaseStats),
     /// Stopped at a checkpoint, or ended by a stop signal its runner sent: no attempt used.
     Stopped,
+    /// Too little disk space (the job's error line, for the operator): no attempt used.
+    NoSpace(String),
     /// Any other end: one attempt used; the reason as the operator reads it.
     Failed(String),
 }
@@ -67,6 +100,14 @@ pub fn classify(status: ExitStatus, output: &str, did: Interventions) -> ChildEn
     match (status.code(), status.signal()) {
         (Some(EXIT_DONE), _) => ChildEnd::Done(stats_from_output(output).unwrap_or_default()),
         (Some(EXIT_CHECKPOINTED), _) => ChildEnd::Stopped,
+        (Some(EXIT_NO_SPACE), _) => ChildEnd::NoSpace(
+            output
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("too little disk space")
+                .to_string(),
+        ),
         // A SIGTERM the runner sent before the job had installed its handler.
         (None, Some(libc::SIGTERM)) if did.stopped => ChildEnd::Stopped,
         _ => ChildEnd::Failed(describe(status)),
@@ -100,6 +141,11 @@ mod tests {
         assert_eq!((s.looked, s.draw), (12, 9));
         assert_eq!(classify(exited(0), out, none), ChildEnd::Done(s));
         assert_eq!(classify(exited(3), "", none), ChildEnd::Stopped);
+        let full = "jobrunner: job cap 2300.--: needs 507.9 kB in s/work, 98.3 kB free\n";
+        assert_eq!(
+            classify(exited(4), full, none),
+            ChildEnd::NoSpace(full.trim_end().into())
+        );
         assert_eq!(
             classify(exited(1), "", none),
             ChildEnd::Failed("exit status 1".into())

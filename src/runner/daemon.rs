@@ -26,6 +26,7 @@ use super::child::{self, ChildEnd};
 use super::log::Log;
 use super::record::{self, Ending, RunningRecord, Settled, now_secs, process_start};
 use super::supervise::{self, Children};
+use super::wake::{Room, Wake, watch};
 use crate::cli::STOP;
 use crate::fault;
 use crate::queue::held::{self, Gate, Gates, RetryPolicy};
@@ -33,9 +34,8 @@ use crate::queue::pairs::{self, Readiness};
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob, done};
 use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How a daemon runs.
@@ -81,37 +81,6 @@ pub struct DaemonSummary {
     pub error: Option<String>,
 }
 
-/// Wakes idle runners when a queue or a stage record changes.
-struct Wake {
-    generation: Mutex<u64>,
-    cv: Condvar,
-}
-
-impl Wake {
-    fn bump(&self) {
-        *self.generation.lock().expect("wake") += 1;
-        self.cv.notify_all();
-    }
-
-    fn current(&self) -> u64 {
-        *self.generation.lock().expect("wake")
-    }
-
-    /// Waits until the generation moves past `seen`, `poll` passes, or a stop is requested.
-    fn wait(&self, seen: u64, poll: Duration) {
-        let end = Instant::now() + poll;
-        let mut g = self.generation.lock().expect("wake");
-        while *g == seen && !STOP.load(Ordering::Relaxed) {
-            let now = Instant::now();
-            if now >= end {
-                return;
-            }
-            let step = (end - now).min(Duration::from_millis(100));
-            g = self.cv.wait_timeout(g, step).expect("wake").0;
-        }
-    }
-}
-
 /// One delivery of the outbox, logged.
 fn send_outbox(site: &Path, cfg: &crate::mail::MailConfig, log: &Log, runner: usize) {
     let outcome = crate::mail::deliver(site, cfg, now_secs());
@@ -126,6 +95,8 @@ struct Daemon<'a> {
     here: Machine,
     log: Log,
     wake: Arc<Wake>,
+    /// A full disk: the runners wait for room.
+    room: Room,
     /// The job processes running now (stop requests, hung jobs).
     children: Children,
     /// Background deliveries of the outbox, joined before the daemon exits.
@@ -502,30 +473,6 @@ impl Daemon<'_> {
         }
         Ok(Some(jobs))
     }
-
-    fn child_command(&self, job: &Job, out: &Path) -> Result<Command, String> {
-        let file = |p: &Path| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
-        let mut cmd = Command::new(&self.opts.exe);
-        cmd.arg("--site")
-            .arg(self.site.root())
-            .arg("--buffers")
-            .arg(self.opts.buffers.to_string())
-            .arg("--checkpoint-secs")
-            .arg(self.opts.checkpoint_secs.to_string())
-            .arg("--json")
-            .arg("run")
-            .arg("--background");
-        if self.opts.dry_run {
-            cmd.arg("--dry-run");
-        }
-        let f = file(out)?;
-        cmd.arg(job.to_string())
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().map_err(|e| e.to_string())?)
-            .stderr(f);
-        Ok(cmd)
-    }
-
     /// Runs one taken job to its end. Returns `Stopped` when a stop request made it
     /// checkpoint (it is then back in its queue).
     fn run(
@@ -547,7 +494,7 @@ impl Daemon<'_> {
             &std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
         )
         .ok_or_else(|| format!("{}: not a running record", path.display()))?;
-        let mut child = match self.child_command(&job, &out).and_then(|mut c| {
+        let mut child = match child::command(self.site, self.opts, &job, &out).and_then(|mut c| {
             c.spawn()
                 .map_err(|e| format!("starting {}: {e}", self.opts.exe.display()))
         }) {
@@ -581,6 +528,12 @@ impl Daemon<'_> {
                 return self.finish(runner, queue, &job, &rec, path, &stats, secs);
             }
             ChildEnd::Stopped => Ending::Stopped,
+            ChildEnd::NoSpace(why) => {
+                self.settle(runner, path, &rec, &Ending::Stopped)?;
+                let _ = std::fs::remove_file(&out);
+                self.no_room(runner, &rec, &why);
+                return Ok(None);
+            }
             ChildEnd::Failed(status) => Ending::Failed {
                 status,
                 output: Some(out.clone()),
@@ -592,6 +545,28 @@ impl Daemon<'_> {
             return Ok(STOP.load(Ordering::Relaxed).then_some(End::Stopped));
         }
         Ok(None)
+    }
+
+    /// A job that found too little disk space is back at the top of its queue with no
+    /// attempt used; this host's runners wait for room (longer while it lasts), and the
+    /// operator is told once per spell.
+    fn no_room(&self, runner: usize, rec: &RunningRecord, why: &str) {
+        let first = Duration::from_secs(self.opts.policy.retry_backoff_secs.max(1));
+        let (wait, began) = self.room.full(first);
+        let msg = format!(
+            "too little disk space for \"{}\": {why}; it is back at the top of {} (no attempt used); this host's runners take no job for {}s",
+            rec.line,
+            rec.queue,
+            wait.as_secs()
+        );
+        self.say(runner, &msg);
+        if began {
+            self.alert(
+                runner,
+                &format!("disk full on {}", self.opts.host),
+                &format!("{msg}\n\nThe runners try again after a wait that doubles up to {}s while the disk stays full; free space (or move work/ to a larger disk) and they go on by themselves.", super::wake::MAX_ROOM_WAIT.as_secs()),
+            );
+        }
     }
 
     /// A job that exited 0: its done record, its pair moved on, its running record removed.
@@ -635,6 +610,9 @@ impl Daemon<'_> {
         }
         self.jobs.fetch_add(1, Ordering::Relaxed);
         self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
+        if self.room.had_room() {
+            self.say(runner, "the disk has room again: the runners take jobs");
+        }
         self.wake.bump();
         Ok(None)
     }
@@ -648,6 +626,10 @@ impl Daemon<'_> {
                 return Ok(End::Stuck);
             }
             let seen = self.wake.current();
+            if let Some(left) = self.room.wait_left() {
+                self.wake.wait(seen, left);
+                continue;
+            }
             let step = self
                 .settle_again(k)
                 .and_then(|_| self.reap_stale(k))
@@ -749,29 +731,6 @@ impl Daemon<'_> {
     }
 }
 
-/// Watches the queue files and stage records for changes, waking idle runners.
-fn watch(site: &Site, wake: Arc<Wake>) -> notify::Result<notify::RecommendedWatcher> {
-    use notify::{RecursiveMode, Watcher};
-    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        let relevant = ev.is_ok_and(|ev| {
-            ev.paths.iter().any(|p| {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default();
-                name.ends_with(".stage") || crate::queue::QUEUES.iter().any(|(_, q)| name == *q)
-            })
-        });
-        if relevant {
-            wake.bump();
-        }
-    })?;
-    for d in ["queues", "done"] {
-        w.watch(&site.root().join(d), RecursiveMode::NonRecursive)?;
-    }
-    Ok(w)
-}
-
 /// Runs the host's runners until they stop (SIGTERM, `stop` lines) or, with `until_empty`,
 /// until nothing is left to do.
 pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, String> {
@@ -791,10 +750,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
-    let wake = Arc::new(Wake {
-        generation: Mutex::new(0),
-        cv: Condvar::new(),
-    });
+    let wake = Arc::new(Wake::default());
     let d = Daemon {
         site,
         opts,
@@ -804,6 +760,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         },
         log: Log::open(site.root(), &opts.host, opts.echo)?,
         wake: wake.clone(),
+        room: Room::default(),
         children: Children::default(),
         mailers: Mutex::default(),
         takes: AtomicU64::new(0),

@@ -8,6 +8,7 @@ pub mod log;
 pub mod record;
 mod stuck;
 pub mod supervise;
+mod wake;
 
 use crate::cli::{CliError, STOP, output_error, peak_rss_bytes};
 use crate::solve::local::{BuildOptions, BuildSummary, build_local};
@@ -38,8 +39,7 @@ pub fn run_one(
     // Said in the report, so a log shows that a requeued job went on from its checkpoint.
     let resumed = match dry_run {
         true => None,
-        false => crate::solve::checkpoint::load(site, &job)
-            .map_err(|e| CliError::Failed(e.to_string()))?
+        false => crate::solve::checkpoint::load(site, &job)?
             .filter(|c| !c.complete)
             .map(|c| c.next),
     };
@@ -47,7 +47,7 @@ pub fn run_one(
     let outcome = if dry_run {
         Outcome::Done(PhaseStats::default())
     } else {
-        run_job(site, &job, run).map_err(|e| CliError::Failed(e.to_string()))?
+        run_job(site, &job, run)?
     };
     let secs = t0.elapsed().as_secs_f64();
     let (done, next, stats) = match outcome {

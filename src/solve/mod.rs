@@ -76,21 +76,46 @@ impl fmt::Display for Value {
     }
 }
 
-/// An error of the solver: what failed, naming the file, slice or job.
-#[derive(Debug)]
-pub struct SolveError(pub String);
+/// An error of the solver: what failed, naming the file, slice or job. Callers match on the
+/// kind: a job that found too little disk space is not at fault and is not charged an attempt.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    /// Too little disk space: found before writing ([`crate::space`]) or met as ENOSPC or
+    /// EDQUOT while writing. Another host, or the same one later, may have room.
+    #[error("{0}")]
+    NoSpace(String),
+    /// Anything else.
+    #[error("{0}")]
+    Failed(String),
+}
 
-impl fmt::Display for SolveError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+impl SolveError {
+    /// The same error with its message rewritten (the kind kept).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> SolveError {
+        match self {
+            SolveError::NoSpace(m) => SolveError::NoSpace(f(m)),
+            SolveError::Failed(m) => SolveError::Failed(f(m)),
+        }
     }
 }
 
-impl std::error::Error for SolveError {}
-
 impl From<std::io::Error> for SolveError {
     fn from(e: std::io::Error) -> Self {
-        SolveError(e.to_string())
+        match e.kind() {
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+                SolveError::NoSpace(e.to_string())
+            }
+            _ => SolveError::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::space::SpaceError> for SolveError {
+    fn from(e: crate::space::SpaceError) -> Self {
+        match e {
+            crate::space::SpaceError::TooLittle { .. } => SolveError::NoSpace(e.to_string()),
+            crate::space::SpaceError::Unreadable { .. } => SolveError::Failed(e.to_string()),
+        }
     }
 }
 
@@ -99,5 +124,5 @@ pub type Result<T> = std::result::Result<T, SolveError>;
 /// Builds a [`SolveError`] from a format string.
 #[macro_export]
 macro_rules! solve_err {
-    ($($arg:tt)*) => { $crate::solve::SolveError(format!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::solve::SolveError::Failed(format!($($arg)*)) };
 }

@@ -23,7 +23,7 @@ use super::stage::{
     Stage, finish_interrupted_publish, mark_verified, next_solving_stage, noio_slice, publish_pair,
     remove_checkpoints, round_changes, verified_marker,
 };
-use super::{Job, Phase, Result, Site, SolveError};
+use super::{Job, Phase, Result, Site};
 use crate::slice::{Slice, SlicePair};
 use crate::solve_err;
 use std::os::unix::fs::MetadataExt;
@@ -165,10 +165,12 @@ pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let mut note = StepNote::new(site, job);
     run_stages(site, work, &slices, opts, &mut note).map_err(|e| match &scratch {
         // Name the site's files, not their links in the scratch directory.
-        Some(s) => SolveError(e.0.replace(
-            &s.dir.display().to_string(),
-            &site.root().display().to_string(),
-        )),
+        Some(s) => e.map_message(|m| {
+            m.replace(
+                &s.dir.display().to_string(),
+                &site.root().display().to_string(),
+            )
+        }),
         None => e,
     })
 }

@@ -171,6 +171,7 @@ impl Work {
         let own_ix = SliceIndex::new(s);
         let own =
             PageCache::open_write(&path, &s, own_ix.count(), opts.buffers, job.first..job.last)?;
+        own.reserve_writable(&format!("job {job}"))?;
         let mirror_ix = SliceIndex::new(m);
         let needs_mirror = matches!(job.phase, Phase::WinMove | Phase::NoIo | Phase::Que);
         let mirror = if needs_mirror && !s.is_own_mirror() {
@@ -463,7 +464,7 @@ impl Clock<'_> {
 
 /// Runs `job` (resuming from its checkpoint if it has one) and checkpoints at the end.
 pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
-    job.validate().map_err(super::SolveError)?;
+    job.validate().map_err(super::SolveError::Failed)?;
     match job.phase {
         Phase::Build | Phase::Ver => return crate::db::build::run_db_job(site, job, opts),
         Phase::Pair => return super::pair_job::run_pair(site, job, opts),

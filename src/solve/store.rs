@@ -184,6 +184,27 @@ impl PageCache {
         self.count
     }
 
+    /// Makes room on disk for the pages this cache may write, before any is written: their
+    /// holes are checked against the free space (too little is an error saying how much is
+    /// needed and free, for `what`), then reserved where the file system can, so that no
+    /// flush meets a full disk halfway through a job.
+    pub fn reserve_writable(&self, what: &str) -> Result<(), crate::space::SpaceError> {
+        use crate::space;
+        let first = self.writable.start / PAGE_POSITIONS;
+        let last = self.writable.end.div_ceil(PAGE_POSITIONS).max(first);
+        let offset = (first + 1) * PAGE_BYTES as u64;
+        let len = (last - first) * PAGE_BYTES as u64;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let needed =
+            space::unallocated(&self.file, len).map_err(|source| space::SpaceError::Unreadable {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
+        space::ensure(dir, needed, what)?;
+        space::reserve(&self.file, &self.path, offset, len, what)?;
+        Ok(())
+    }
+
     /// Whether the dirty pages fill most of the cache: the caller should checkpoint soon,
     /// since dirty pages are never evicted.
     pub fn wants_flush(&self) -> bool {

@@ -1,0 +1,120 @@
+//! What wakes a runner: a change of a queue file or a stage record (inotify), the poll
+//! interval, a stop request; and what keeps it waiting: a full disk (`Room`).
+
+use crate::cli::STOP;
+use crate::solve::Site;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Wakes idle runners when a queue or a stage record changes.
+#[derive(Default)]
+pub(super) struct Wake {
+    generation: Mutex<u64>,
+    cv: Condvar,
+}
+
+impl Wake {
+    pub(super) fn bump(&self) {
+        *self.generation.lock().expect("wake") += 1;
+        self.cv.notify_all();
+    }
+
+    pub(super) fn current(&self) -> u64 {
+        *self.generation.lock().expect("wake")
+    }
+
+    /// Waits until the generation moves past `seen`, `poll` passes, or a stop is requested.
+    pub(super) fn wait(&self, seen: u64, poll: Duration) {
+        let end = Instant::now() + poll;
+        let mut g = self.generation.lock().expect("wake");
+        while *g == seen && !STOP.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= end {
+                return;
+            }
+            let step = (end - now).min(Duration::from_millis(100));
+            g = self.cv.wait_timeout(g, step).expect("wake").0;
+        }
+    }
+}
+
+/// Watches the queue files and stage records for changes, waking idle runners.
+pub(super) fn watch(site: &Site, wake: Arc<Wake>) -> notify::Result<notify::RecommendedWatcher> {
+    use notify::{RecursiveMode, Watcher};
+    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        let relevant = ev.is_ok_and(|ev| {
+            ev.paths.iter().any(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default();
+                name.ends_with(".stage") || crate::queue::QUEUES.iter().any(|(_, q)| name == *q)
+            })
+        });
+        if relevant {
+            wake.bump();
+        }
+    })?;
+    for d in ["queues", "done"] {
+        w.watch(&site.root().join(d), RecursiveMode::NonRecursive)?;
+    }
+    Ok(w)
+}
+
+
+/// The longest wait for room on a full disk between two tries.
+pub(super) const MAX_ROOM_WAIT: Duration = Duration::from_secs(600);
+
+/// A full disk on this host: its runners take no job until the wait is over, the wait
+/// doubling while jobs keep finding no room, so a full disk neither spins nor uses up the
+/// jobs' attempts (another host, or an operator who frees space, ends it).
+#[derive(Default)]
+pub(super) struct Room {
+    /// The current wait and its end, while a spell of full disk lasts.
+    spell: Mutex<Option<(Duration, Instant)>>,
+}
+
+impl Room {
+    /// A job found too little room: its runners wait from now. Returns the wait and whether
+    /// this began a spell (the operator is told once per spell).
+    pub(super) fn full(&self, first: Duration) -> (Duration, bool) {
+        let mut spell = self.spell.lock().expect("room");
+        let wait = spell.map_or(first, |(w, _)| (w * 2).min(MAX_ROOM_WAIT));
+        let began = spell.is_none();
+        *spell = Some((wait, Instant::now() + wait));
+        (wait, began)
+    }
+
+    /// A job finished: the spell, if any, is over. Returns whether there was one.
+    pub(super) fn had_room(&self) -> bool {
+        self.spell.lock().expect("room").take().is_some()
+    }
+
+    /// How long runners must still wait before taking a job.
+    pub(super) fn wait_left(&self) -> Option<Duration> {
+        let spell = self.spell.lock().expect("room");
+        spell.and_then(|(_, until)| until.checked_duration_since(Instant::now()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_for_room_double_up_to_the_cap_and_end_with_a_finished_job() {
+        let room = Room::default();
+        assert_eq!(room.wait_left(), None);
+        assert_eq!(room.full(Duration::from_secs(10)), (Duration::from_secs(10), true));
+        assert!(room.wait_left().is_some_and(|d| d > Duration::from_secs(9)));
+        assert_eq!(room.full(Duration::from_secs(10)), (Duration::from_secs(20), false));
+        for _ in 0..10 {
+            room.full(Duration::from_secs(10));
+        }
+        assert_eq!(room.full(Duration::from_secs(10)).0, MAX_ROOM_WAIT);
+        assert!(room.had_room());
+        assert!(!room.had_room());
+        assert_eq!(room.wait_left(), None);
+    }
+}
