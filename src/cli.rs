@@ -42,7 +42,7 @@ pub fn parse<T: clap::Parser>(name: &'static str) -> T {
     std::process::exit(match done {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("{name}: {e}");
+            stderr_line(&format!("{name}: {e}"));
             2
         }
     })
@@ -74,8 +74,12 @@ impl From<crate::solve::SolveError> for CliError {
 }
 
 impl From<String> for CliError {
+    /// A message carrying ENOSPC or EDQUOT is [`CliError::NoSpace`].
     fn from(message: String) -> Self {
-        CliError::Failed(message)
+        match crate::space::names_full_disk(&message) {
+            true => CliError::NoSpace(message),
+            false => CliError::Failed(message),
+        }
     }
 }
 
@@ -94,10 +98,13 @@ pub fn millis(secs: f64) -> f64 {
 
 /// An I/O error while writing a report.
 pub fn output_error(e: std::io::Error) -> CliError {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        CliError::ClosedOutput
-    } else {
-        CliError::Failed(format!("writing output: {e}"))
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => CliError::ClosedOutput,
+        // A job's output is a file on the site: its disk may be full.
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+            CliError::NoSpace(format!("writing output: {e}"))
+        }
+        _ => CliError::Failed(format!("writing output: {e}")),
     }
 }
 
@@ -106,14 +113,22 @@ pub fn finish(tool: &str, result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) | Err(CliError::ClosedOutput) => ExitCode::SUCCESS,
         Err(CliError::Failed(e)) => {
-            eprintln!("{tool}: {e}");
+            stderr_line(&format!("{tool}: {e}"));
             ExitCode::FAILURE
         }
         Err(CliError::NoSpace(e)) => {
-            eprintln!("{tool}: {e}");
+            stderr_line(&format!("{tool}: {e}"));
             ExitCode::from(EXIT_NO_SPACE)
         }
     }
+}
+
+/// Writes one line to stderr, ignoring failure: `eprintln!` panics when stderr cannot be
+/// written (a job's output file on a full disk), which would turn a clear exit status into
+/// a panic's.
+pub fn stderr_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// Set by SIGTERM or SIGINT once [`stop_on_signals`] is installed: long work checkpoints and

@@ -28,8 +28,8 @@ pub mod queue;
 pub mod rng;
 pub mod runner;
 pub mod slice;
-pub mod space;
 pub mod solve;
+pub mod space;
 pub mod status;
 pub mod watch;
 

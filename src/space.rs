@@ -106,9 +106,28 @@ pub fn reserve(
     }
 }
 
+/// Whether an error message carries ENOSPC or EDQUOT, as `std::io::Error` prints them: the
+/// runner's queue and record code still reports errors as text, and a full disk there must
+/// make it wait for room, not give up.
+pub fn names_full_disk(message: &str) -> bool {
+    message.contains("(os error 28)") || message.contains("(os error 122)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn full_disk_errors_are_told_from_their_text() {
+        let e = io::Error::from_raw_os_error(28);
+        assert!(names_full_disk(&format!("locking q: q.lock: {e}")));
+        assert!(names_full_disk(
+            &io::Error::from_raw_os_error(122).to_string()
+        ));
+        assert!(!names_full_disk(
+            &io::Error::from_raw_os_error(2).to_string()
+        ));
+    }
 
     #[test]
     fn byte_counts_read_as_df_prints_them() {
@@ -122,7 +141,10 @@ mod tests {
     fn too_little_room_names_the_directory_and_both_sizes() {
         let e = ensure(Path::new("/"), u64::MAX, "build 2..7").unwrap_err();
         let text = e.to_string();
-        assert!(text.starts_with("build 2..7: needs 18446744.1 TB in /, "), "{text}");
+        assert!(
+            text.starts_with("build 2..7: needs 18446744.1 TB in /, "),
+            "{text}"
+        );
         assert!(text.ends_with(" free"), "{text}");
         assert!(matches!(e, SpaceError::TooLittle { .. }));
         // A directory not made yet is measured at its nearest existing ancestor.

@@ -630,3 +630,79 @@ fn a_hung_job_is_reported_then_killed_and_counted() {
     );
     let _ = std::fs::remove_dir_all(&site);
 }
+
+/// The site's disk fills during a build (a 2 MB tmpfs in a private mount namespace; needs
+/// root, as CI has): the job that finds too little room for its pages is refused before it
+/// writes, goes back to the top of its queue without using an attempt, and the runner waits
+/// (the operator alerted once); once the disk is larger the build ends byte-identical, with
+/// no attempt counted and nothing held.
+#[test]
+fn a_full_disk_costs_no_attempt_waits_for_room_and_changes_no_byte() {
+    let src = fresh_dir("fullsrc");
+    write_hosts(&src, 1, "");
+    addq(&src, &["p", "plan", "2..4"]);
+    let plan = planned(&src);
+    let (mnt, out) = (fresh_dir("fullmnt"), fresh_dir("fullout"));
+    let err = out.join("daemon.stderr");
+    let (s, o, e, src_s) = (mnt.display(), out.display(), err.display(), src.display());
+    let script = format!(
+        r#"set -u
+mount -t tmpfs -o size=2m tmpfs {s} || exit 90
+cp -a {src_s}/. {s}/
+{JOBRUNNER} --site {s} daemon --host t --queues pm --poll-secs 0.3 --runners 1 --until-empty 2> {e} &
+pid=$!
+i=0
+until grep -q "too little disk space" {e}; do sleep 0.1; i=$((i+1)); [ $i -gt 1800 ] && break; done
+sleep 3
+mount -o remount,size=64m {s} || exit 91
+wait $pid; echo "daemon $?"
+cp -a {s}/. {o}/
+"#
+    );
+    let run = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let said = text(&run.stdout);
+    let log = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        said.contains("daemon 0"),
+        "{said} {}\n{}",
+        text(&run.stderr),
+        tail(&log)
+    );
+    // Where the disk filled first decides who met it: a job (refused before writing a page,
+    // or unable to write its report) or the runner's own queue and record files.
+    let full: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("too little disk space"))
+        .collect();
+    assert!(!full.is_empty(), "the disk never filled: {}", tail(&log));
+    for l in &full {
+        assert!(l.contains("this host's runners take no job for"), "{l}");
+        if l.contains("too little disk space for") {
+            assert!(l.contains("no attempt used"), "{l}");
+        }
+    }
+    assert!(log.contains("the disk has room again"), "{}", tail(&log));
+    assert_same_build(reference(4), &out, "build through a full disk");
+    assert_every_job_done(&out, &plan);
+    let site = Site::new(&out);
+    for job in &plan {
+        assert!(
+            held::read_attempts(&site, job).unwrap().is_empty(),
+            "{job} used an attempt"
+        );
+    }
+    let alerts: Vec<String> = std::fs::read_dir(out.join("mail/outbox"))
+        .map(|d| {
+            d.map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+                .filter(|m| m.contains("disk full on t"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    for d in [&src, &mnt, &out] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

@@ -230,12 +230,12 @@ fn assemble(site: &Site, slice: &Slice) -> Result<()> {
     )
     .map_err(|e| solve_err!("assembling {slice}: {e}"))?;
     for crate::queue::lock::LockEvent::BrokeStale { path, owner } in events {
-        eprintln!(
+        crate::cli::stderr_line(&format!(
             "broke the stale lock {} of pid {} on {}: its owner is gone",
             path.display(),
             owner.pid,
             owner.host
-        );
+        ));
     }
     let result = assemble_locked(site, slice);
     lock.release()

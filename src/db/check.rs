@@ -99,7 +99,7 @@ pub fn check_random(
 ) -> Result<CheckReport> {
     let slices: Vec<Slice> = site
         .solved_slices()
-        .map_err(crate::solve::SolveError::Failed)?
+        .map_err(crate::solve::SolveError::from_message)?
         .into_iter()
         .filter(|s| s.pieces() == pieces)
         .collect();

@@ -392,7 +392,8 @@ impl Database {
 
 /// The slices in a database directory, sorted.
 pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
-    let mut slices = crate::solve::site::slice_files(dir, "ndb").map_err(SolveError::Failed)?;
+    let mut slices =
+        crate::solve::site::slice_files(dir, "ndb").map_err(SolveError::from_message)?;
     slices.sort();
     Ok(slices)
 }

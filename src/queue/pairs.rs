@@ -262,7 +262,8 @@ pub fn advance(
             Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
                 next_solving_stage(stage, &slices, QUE_RATIO, |r| {
                     let changed = round_changes(site, &slices, r)?;
-                    let looked = round_looked(site, &slices, stage).map_err(SolveError::Failed)?;
+                    let looked =
+                        round_looked(site, &slices, stage).map_err(SolveError::from_message)?;
                     Ok((changed, looked))
                 })
                 .map_err(err)?

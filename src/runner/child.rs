@@ -3,10 +3,10 @@
 
 use super::daemon::DaemonOptions;
 use crate::solve::{Job, PhaseStats, Site};
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::ExitStatus;
+use std::process::{Command, Stdio};
 
 /// `jobrunner run` exits 0 when its job is done.
 pub const EXIT_DONE: i32 = 0;
@@ -20,7 +20,12 @@ pub const EXIT_NO_SPACE: i32 = crate::cli::EXIT_NO_SPACE as i32;
 
 /// The `jobrunner run --background` command of `job`, its output (stdout and stderr) going
 /// to `out`.
-pub fn command(site: &Site, opts: &DaemonOptions, job: &Job, out: &Path) -> Result<Command, String> {
+pub fn command(
+    site: &Site,
+    opts: &DaemonOptions,
+    job: &Job,
+    out: &Path,
+) -> Result<Command, String> {
     let f = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut cmd = Command::new(&opts.exe);
     cmd.arg("--site")
@@ -105,7 +110,7 @@ pub fn classify(status: ExitStatus, output: &str, did: Interventions) -> ChildEn
                 .lines()
                 .rev()
                 .find(|l| !l.trim().is_empty())
-                .unwrap_or("too little disk space")
+                .unwrap_or("its output file could not be written either")
                 .to_string(),
         ),
         // A SIGTERM the runner sent before the job had installed its handler.

@@ -128,18 +128,20 @@ impl Daemon<'_> {
 
     /// Spools an alert and sends the outbox in the background: a runner never waits for the
     /// mail server, and what it cannot send now goes with the next delivery.
-    fn alert(&self, runner: usize, subject: &str, body: &str) {
+    /// Returns whether the alert was spooled (a full disk cannot take it).
+    fn alert(&self, runner: usize, subject: &str, body: &str) -> bool {
         if let Err(e) = crate::mail::alert(self.site.root(), &self.opts.host, subject, body) {
             self.say(runner, &format!("could not spool the alert: {e}"));
-            return;
+            return false;
         }
         let Some(cfg) = self.opts.mail.clone() else {
-            return;
+            return true;
         };
         let site = self.site.root().to_path_buf();
         let log = self.log.clone();
         let sender = std::thread::spawn(move || send_outbox(&site, &cfg, &log, runner));
         self.mailers.lock().expect("mailers").push(sender);
+        true
     }
 
     /// A new running record's path: this host, daemon and runner, the take's number and
@@ -531,7 +533,11 @@ impl Daemon<'_> {
             ChildEnd::NoSpace(why) => {
                 self.settle(runner, path, &rec, &Ending::Stopped)?;
                 let _ = std::fs::remove_file(&out);
-                self.no_room(runner, &rec, &why);
+                let job = format!(
+                    " for \"{}\" (back at the top of {}, no attempt used)",
+                    rec.line, rec.queue
+                );
+                self.no_room(runner, &job, &why);
                 return Ok(None);
             }
             ChildEnd::Failed(status) => Ending::Failed {
@@ -547,24 +553,35 @@ impl Daemon<'_> {
         Ok(None)
     }
 
-    /// A job that found too little disk space is back at the top of its queue with no
-    /// attempt used; this host's runners wait for room (longer while it lasts), and the
-    /// operator is told once per spell.
-    fn no_room(&self, runner: usize, rec: &RunningRecord, why: &str) {
+    /// Too little disk space, for a job (back at the top of its queue with no attempt used:
+    /// `job` says so) or for the runner's own files: this host's runners wait for room
+    /// (longer while it lasts), and the operator is told once per spell (when the disk is
+    /// too full to spool even that, as soon as it can be).
+    fn no_room(&self, runner: usize, job: &str, why: &str) {
         let first = Duration::from_secs(self.opts.policy.retry_backoff_secs.max(1));
-        let (wait, began) = self.room.full(first);
+        let (wait, alert_due) = self.room.full(first);
         let msg = format!(
-            "too little disk space for \"{}\": {why}; it is back at the top of {} (no attempt used); this host's runners take no job for {}s",
-            rec.line,
-            rec.queue,
+            "too little disk space{job}: {why}; this host's runners take no job for {}s",
             wait.as_secs()
         );
         self.say(runner, &msg);
-        if began {
+        if alert_due && self.alert(runner, &format!("disk full on {}", self.opts.host), &format!("{msg}\n\nThe runners try again after a wait that doubles up to {}s while the disk stays full; free space (or move the site to a larger disk) and they go on by themselves.", super::wake::MAX_ROOM_WAIT.as_secs())) {
+            self.room.alerted();
+        }
+    }
+
+    /// A job finished: a spell of full disk is over (said, and alerted if the disk was too
+    /// full for the alert while it lasted).
+    fn has_room(&self, runner: usize) {
+        let Some(spell) = self.room.had_room() else {
+            return;
+        };
+        self.say(runner, "the disk has room again: the runners take jobs");
+        if !spell.alerted {
             self.alert(
                 runner,
                 &format!("disk full on {}", self.opts.host),
-                &format!("{msg}\n\nThe runners try again after a wait that doubles up to {}s while the disk stays full; free space (or move work/ to a larger disk) and they go on by themselves.", super::wake::MAX_ROOM_WAIT.as_secs()),
+                &format!("The disk was too full for this host's jobs (and for this alert) for {}s; its jobs were requeued without using attempts, and it has room again.", spell.lasted.as_secs()),
             );
         }
     }
@@ -610,9 +627,7 @@ impl Daemon<'_> {
         }
         self.jobs.fetch_add(1, Ordering::Relaxed);
         self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
-        if self.room.had_room() {
-            self.say(runner, "the disk has room again: the runners take jobs");
-        }
+        self.has_room(runner);
         self.wake.bump();
         Ok(None)
     }
@@ -645,6 +660,7 @@ impl Daemon<'_> {
                 Ok(Some((q, QueueLine::Job(job), path))) => match self.run(k, &q, job, &path) {
                     Ok(Some(end)) => return Ok(end),
                     Ok(None) => {}
+                    Err(e) if crate::space::names_full_disk(&e) => self.no_room(k, "", &e),
                     // The record stays; the runner goes on (it is settled once its
                     // processes are gone, by the next daemon of this host at the latest).
                     Err(e) if !self.opts.until_empty => {
@@ -661,6 +677,7 @@ impl Daemon<'_> {
                     }
                     self.wake.wait(seen, self.opts.poll);
                 }
+                Err(e) if crate::space::names_full_disk(&e) => self.no_room(k, "", &e),
                 // A bad queue line or an unreachable file server: report, wait, retry (the
                 // operator can fix the queue with `addq --edit`).
                 Err(e) if !self.opts.until_empty => {

@@ -62,7 +62,6 @@ pub(super) fn watch(site: &Site, wake: Arc<Wake>) -> notify::Result<notify::Reco
     Ok(w)
 }
 
-
 /// The longest wait for room on a full disk between two tries.
 pub(super) const MAX_ROOM_WAIT: Duration = Duration::from_secs(600);
 
@@ -71,30 +70,61 @@ pub(super) const MAX_ROOM_WAIT: Duration = Duration::from_secs(600);
 /// jobs' attempts (another host, or an operator who frees space, ends it).
 #[derive(Default)]
 pub(super) struct Room {
-    /// The current wait and its end, while a spell of full disk lasts.
-    spell: Mutex<Option<(Duration, Instant)>>,
+    spell: Mutex<Option<Spell>>,
+}
+
+/// One spell of full disk.
+#[derive(Clone, Debug)]
+pub(super) struct Spell {
+    pub wait: Duration,
+    pub until: Instant,
+    pub began: Instant,
+    /// The operator was alerted (spooling fails while the disk is full).
+    pub alerted: bool,
+    pub lasted: Duration,
 }
 
 impl Room {
-    /// A job found too little room: its runners wait from now. Returns the wait and whether
-    /// this began a spell (the operator is told once per spell).
+    /// Too little room: the runners wait from now. Returns the wait and whether the
+    /// operator is still to be alerted in this spell.
     pub(super) fn full(&self, first: Duration) -> (Duration, bool) {
         let mut spell = self.spell.lock().expect("room");
-        let wait = spell.map_or(first, |(w, _)| (w * 2).min(MAX_ROOM_WAIT));
-        let began = spell.is_none();
-        *spell = Some((wait, Instant::now() + wait));
-        (wait, began)
+        let now = Instant::now();
+        let s = spell.get_or_insert(Spell {
+            wait: Duration::ZERO,
+            until: now,
+            began: now,
+            alerted: false,
+            lasted: Duration::ZERO,
+        });
+        s.wait = match s.wait.is_zero() {
+            true => first,
+            false => (s.wait * 2).min(MAX_ROOM_WAIT),
+        };
+        s.until = now + s.wait;
+        (s.wait, !s.alerted)
     }
 
-    /// A job finished: the spell, if any, is over. Returns whether there was one.
-    pub(super) fn had_room(&self) -> bool {
-        self.spell.lock().expect("room").take().is_some()
+    /// The operator has been alerted of this spell.
+    pub(super) fn alerted(&self) {
+        if let Some(s) = self.spell.lock().expect("room").as_mut() {
+            s.alerted = true;
+        }
+    }
+
+    /// A job finished: the spell, if any, is over; returned with how long it lasted.
+    pub(super) fn had_room(&self) -> Option<Spell> {
+        let mut s = self.spell.lock().expect("room").take()?;
+        s.lasted = s.began.elapsed();
+        Some(s)
     }
 
     /// How long runners must still wait before taking a job.
     pub(super) fn wait_left(&self) -> Option<Duration> {
         let spell = self.spell.lock().expect("room");
-        spell.and_then(|(_, until)| until.checked_duration_since(Instant::now()))
+        spell
+            .as_ref()
+            .and_then(|s| s.until.checked_duration_since(Instant::now()))
     }
 }
 
@@ -106,15 +136,28 @@ mod tests {
     fn waits_for_room_double_up_to_the_cap_and_end_with_a_finished_job() {
         let room = Room::default();
         assert_eq!(room.wait_left(), None);
-        assert_eq!(room.full(Duration::from_secs(10)), (Duration::from_secs(10), true));
+        assert_eq!(
+            room.full(Duration::from_secs(10)),
+            (Duration::from_secs(10), true)
+        );
         assert!(room.wait_left().is_some_and(|d| d > Duration::from_secs(9)));
-        assert_eq!(room.full(Duration::from_secs(10)), (Duration::from_secs(20), false));
+        assert_eq!(
+            room.full(Duration::from_secs(10)),
+            (Duration::from_secs(20), true)
+        );
+        room.alerted();
+        assert_eq!(
+            room.full(Duration::from_secs(10)),
+            (Duration::from_secs(40), false)
+        );
         for _ in 0..10 {
             room.full(Duration::from_secs(10));
         }
         assert_eq!(room.full(Duration::from_secs(10)).0, MAX_ROOM_WAIT);
-        assert!(room.had_room());
-        assert!(!room.had_room());
+        assert!(room.had_room().is_some_and(|s| s.alerted));
+        assert!(room.had_room().is_none());
+        room.full(Duration::from_secs(10));
+        assert!(room.had_room().is_some_and(|s| !s.alerted));
         assert_eq!(room.wait_left(), None);
     }
 }

@@ -90,6 +90,15 @@ pub enum SolveError {
 }
 
 impl SolveError {
+    /// An error from its message: [`SolveError::NoSpace`] when the message carries ENOSPC or
+    /// EDQUOT (an I/O error wrapped with its file's name), else [`SolveError::Failed`].
+    pub fn from_message(message: String) -> SolveError {
+        match crate::space::names_full_disk(&message) {
+            true => SolveError::NoSpace(message),
+            false => SolveError::Failed(message),
+        }
+    }
+
     /// The same error with its message rewritten (the kind kept).
     pub fn map_message(self, f: impl FnOnce(String) -> String) -> SolveError {
         match self {
@@ -124,5 +133,5 @@ pub type Result<T> = std::result::Result<T, SolveError>;
 /// Builds a [`SolveError`] from a format string.
 #[macro_export]
 macro_rules! solve_err {
-    ($($arg:tt)*) => { $crate::solve::SolveError::Failed(format!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::solve::SolveError::from_message(format!($($arg)*)) };
 }

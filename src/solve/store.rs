@@ -195,11 +195,12 @@ impl PageCache {
         let offset = (first + 1) * PAGE_BYTES as u64;
         let len = (last - first) * PAGE_BYTES as u64;
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let needed =
-            space::unallocated(&self.file, len).map_err(|source| space::SpaceError::Unreadable {
+        let needed = space::unallocated(&self.file, len).map_err(|source| {
+            space::SpaceError::Unreadable {
                 dir: dir.to_path_buf(),
                 source,
-            })?;
+            }
+        })?;
         space::ensure(dir, needed, what)?;
         space::reserve(&self.file, &self.path, offset, len, what)?;
         Ok(())

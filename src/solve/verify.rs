@@ -42,7 +42,9 @@ pub fn verify_site(
     progress: &mut dyn std::io::Write,
 ) -> Result<u64> {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-    let slices = site.solved_slices().map_err(super::SolveError::Failed)?;
+    let slices = site
+        .solved_slices()
+        .map_err(super::SolveError::from_message)?;
     let store = SolvedStore::new(site, 1 << 30);
     let step = 4u64 << 20;
     let mut chunks = Vec::new();
