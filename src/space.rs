@@ -72,6 +72,16 @@ pub fn unallocated(file: &File, len: u64) -> io::Result<u64> {
     Ok(m.size().saturating_sub(m.blocks() * 512).min(len))
 }
 
+/// Bytes a file of `len` bytes at `path` still needs on disk: all of them if it does not
+/// exist, its holes if it does.
+pub fn still_to_allocate(path: &Path, len: u64) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => len.saturating_sub(m.blocks() * 512),
+        Err(_) => len,
+    }
+}
+
 /// Reserves `len` bytes of `file` from `offset` (`fallocate`, mode 0: holes become zeroed
 /// blocks, data stays as it is). Returns `false` where the file system cannot (sshfs, NFSv3):
 /// the caller's [`ensure`] is then all there is. fs2's `allocate` is not used: it reserves

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
 
@@ -388,6 +389,12 @@ echo "ckpt1 $(head -1 {site}/work/ckpt/cap-2300.---r0-0-2013760.ckpt 2>/dev/null
 mount -o remount,size=16m {site}/work || exit 91
 {JOBRUNNER} --site {site} run cap 2300.-- > /dev/null 2> {site}/err2; echo "exit2 $?"
 cp {site}/work/2300.--.nwk {site}/result.nwk
+mkdir -p {site}/small && mount -t tmpfs -o size=1m tmpfs {site}/small || exit 92
+{JOBRUNNER} --site {site}/small/b build-local --pieces 4 2> {site}/err3; echo "exit3 $?"
+echo "left3 $(ls -A {site}/small | wc -l)"
+mkdir {site}/small/c
+{ADDQ} --site {site}/small/c p plan 2..4 2> {site}/err4; echo "exit4 $? $(ls -A {site}/small/c | wc -l)"
+{ADDQ} --site {site}/small/c p plan 2..4 --no-space-check > /dev/null 2>&1; echo "exit5 $?"
 "#
     );
     let o = Command::new("unshare")
@@ -413,6 +420,28 @@ cp {site}/work/2300.--.nwk {site}/result.nwk
         out.contains("exit2 0"),
         "{out} {}",
         std::fs::read_to_string(d.join("err2")).unwrap_or_default()
+    );
+    // A build that cannot fit is refused before it writes anything, with the sizes.
+    let err3 = std::fs::read_to_string(d.join("err3")).unwrap_or_default();
+    assert!(
+        out.contains("exit3 4") && out.contains("left3 0"),
+        "{out} {err3}"
+    );
+    assert!(
+        err3.contains(&format!("build 2..4 pieces: needs "))
+            && err3.contains(&format!(" in {site}/small/b, "))
+            && err3.trim_end().ends_with(" free"),
+        "{err3}"
+    );
+    // So is a plan queued for it, unless told to go ahead.
+    let err4 = std::fs::read_to_string(d.join("err4")).unwrap_or_default();
+    assert!(
+        out.contains("exit4 4 0") && out.contains("exit5 0"),
+        "{out} {err4}"
+    );
+    assert!(
+        err4.contains("addq plan 2..4: needs ") && err4.contains("--no-space-check"),
+        "{err4}"
     );
     let a = std::fs::read(d.join("result.nwk")).unwrap();
     let b = std::fs::read(clean.join("work/2300.--.nwk")).unwrap();

@@ -21,6 +21,8 @@ use std::process::ExitCode;
                   yet done, in dependency order (pairs under --pair-below positions as one \
                   `pair` job each, in the small queue)\n\
                   addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
+                  \x20                              (a plan that would not fit on the site's disk \
+                  is refused, saying what it needs; --no-space-check queues it anyway)\n\
                   addq m pair 2100.6-            the whole pipeline of one small pair, cap to \
                   ver\n\
                   addq --list p                  print the queue\n\
@@ -52,6 +54,10 @@ struct Args {
     /// pipeline, cap to ver), not thirty-odd phase jobs; 0 for phase jobs everywhere.
     #[arg(long, default_value_t = addq::SMALL_PAIR_POSITIONS)]
     pair_below: u64,
+    /// plan: queue the build even when the site's disk looks too small for it (the check
+    /// refuses a plan whose files would not fit: work files, database, position queues).
+    #[arg(long)]
+    no_space_check: bool,
     /// Print the queue instead of adding.
     #[arg(long, conflicts_with_all = ["edit", "top"])]
     list: bool,
@@ -100,6 +106,7 @@ fn run(a: Args) -> Result<(), CliError> {
         pair_below: a.pair_below,
         top: a.top,
         json: a.json,
+        no_space_check: a.no_space_check,
     };
     addq::add_command(&a.site, &queue, &a.job, &options, &mut out)
 }

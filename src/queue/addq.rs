@@ -71,6 +71,8 @@ pub struct AddOptions {
     /// At the top of the queue instead of the end.
     pub top: bool,
     pub json: bool,
+    /// `plan`: queue even when the site's disk looks too small for the build.
+    pub no_space_check: bool,
 }
 
 /// `addq QUEUE WORDS...`.
@@ -127,10 +129,14 @@ fn plan_command(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let (top, json) = (o.top, o.json);
+    // The flag may also follow the plan's words (they are taken as they come).
+    let flag = "--no-space-check";
+    let no_space_check = o.no_space_check || words.iter().any(|w| w == flag);
+    let words: Vec<String> = words.iter().filter(|w| *w != flag).cloned().collect();
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
-    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE...]: e.g. 2..6, or 2..5 --only 2300";
-    let (range, only) = match words {
+    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE...] [--no-space-check]: e.g. 2..6, or 2..5 --only 2300";
+    let (range, only) = match words.as_slice() {
         [_, r] => (r.as_str(), Vec::new()),
         [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
             let mut only = Vec::new();
@@ -186,6 +192,11 @@ fn plan_command(
             to_main.push(line);
         }
     }
+    let disk = plan_disk(&site_dirs, &to_main, &to_small)?;
+    if !no_space_check {
+        disk.check(&site_dirs, &format!("addq plan {min}..{max}"))
+            .map_err(|e| CliError::NoSpace(format!("{e} (--no-space-check queues it anyway)")))?;
+    }
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     for (q, lines) in [(&small, &to_small), (&main, &to_main)] {
         if !lines.is_empty() {
@@ -196,18 +207,53 @@ fn plan_command(
         let mut v = serde_json::json!({ "plan": format!("{min}..{max}") });
         v[main.name] = to_main.len().into();
         v[small.name] = to_small.len().into();
+        v["disk_bytes"] = disk.total().into();
         crate::cli::json_line(&v)
     } else {
         format!(
-            "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions)\n",
+            "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions); \
+             disk needed at most {}\n",
             to_main.len(),
             main.name,
             to_small.len(),
             small.name,
-            SMALL_PAIR_POSITIONS
+            SMALL_PAIR_POSITIONS,
+            disk.describe()
         )
     };
     out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// What the pairs of the queued lines still write, their position queues sized for every
+/// runner of hosts.toml (2 without one).
+fn plan_disk(
+    site: &crate::solve::Site,
+    to_main: &[QueueLine],
+    to_small: &[QueueLine],
+) -> Result<crate::solve::disk::DiskNeeds, CliError> {
+    let mut pairs = std::collections::BTreeSet::new();
+    for line in to_main.iter().chain(to_small) {
+        if let QueueLine::Job(j) = line {
+            pairs.insert(crate::slice::SlicePair::of(j.job()?.slice));
+        }
+    }
+    let mut disk = crate::solve::disk::DiskNeeds::default();
+    let mut largest = 0;
+    for pair in &pairs {
+        let slices = pair.slices();
+        let solved = slices.iter().all(|s| site.is_solved(s));
+        let compressed = crate::solve::stage::database_stage(site, true, &slices)
+            != crate::solve::stage::Stage::Build;
+        disk.add_pair(site, &slices, solved, compressed);
+        if !solved {
+            largest = largest.max(pair.count());
+        }
+    }
+    let runners = crate::hosts::Hosts::load(&site.root().join("hosts.toml"))
+        .map(|h| h.hosts.iter().map(|h| h.runners).sum::<usize>().max(1))
+        .unwrap_or(2);
+    disk.add_queues(runners, largest);
+    Ok(disk)
 }
 
 /// `addq --list QUEUE`: the queue's lines (with their line numbers in `--json`).

@@ -92,8 +92,7 @@ pub fn build_local_command(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let mut err = std::io::stderr();
-    let s: BuildSummary =
-        build_local(site, opts, &mut err).map_err(|e| CliError::Failed(e.to_string()))?;
+    let s: BuildSummary = build_local(site, opts, &mut err)?;
     let rss = peak_rss_bytes().unwrap_or(0);
     let wall = s.elapsed.as_secs_f64();
     let per_core = rate(s.positions, s.elapsed) / opts.runners as f64;
@@ -182,8 +181,7 @@ pub fn verify_command(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let t0 = Instant::now();
-    let n = crate::solve::verify::verify_site(site, runners, &mut std::io::stderr())
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let n = crate::solve::verify::verify_site(site, runners, &mut std::io::stderr())?;
     let d = t0.elapsed();
     let per_core = rate(n, d) / runners.max(1) as f64;
     if json {

@@ -7,6 +7,7 @@
 //! `Draw` into an exact draw.
 
 pub mod checkpoint;
+pub mod disk;
 pub mod job;
 pub mod local;
 pub mod pair_job;

@@ -9,6 +9,7 @@
 //! remote runner would; jobs are idempotent (a finished job's checkpoint returns its
 //! statistics), so an interrupted build resumes by running the same command again.
 
+use super::disk::DiskNeeds;
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::posqueue;
 use super::solved::SolvedStore;
@@ -498,8 +499,6 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
             "reading lower slices from the database needs the database stages (drop --no-db)"
         ));
     }
-    site.create_dirs()
-        .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;
     let start = Instant::now();
     let mut order: Vec<SlicePair> = plan(opts.pieces).pairs().copied().collect();
     if !opts.only.is_empty() {
@@ -514,11 +513,18 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     let mut total = 0;
     let mut db_total = 0;
     let mut done = 0;
+    let mut disk = DiskNeeds::default();
+    let mut largest = 0;
     for pair in &order {
         let slices = pair.slices();
         finish_interrupted_publish(site, &slices)?;
         let solved = slices.iter().all(|s| site.is_solved(s));
         let count: u64 = slices.iter().map(|s| s.count()).sum();
+        let compressed = database_stage(site, opts.database, &slices) != Stage::Build;
+        disk.add_pair(site, &slices, solved, compressed);
+        if !solved {
+            largest = largest.max(count);
+        }
         total += count;
         if solved {
             already += slices.len();
@@ -541,6 +547,11 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         });
     }
     let nslices: usize = pairs.iter().map(|p| p.slices.len()).sum();
+    disk.add_queues(opts.runners, largest);
+    let free = disk.check(site, &format!("build 2..{} pieces", opts.pieces))?;
+    // Nothing is written before the check.
+    site.create_dirs()
+        .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;
     let mut sh = Shared {
         published: pairs.iter().filter(|p| p.published).count(),
         pairs,
@@ -581,13 +592,16 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
     let b = Builder { site, opts, solved };
     writeln!(
         log,
-        "build 2..{} pieces in {}: {} slices ({} already solved), {} positions, {} runners",
+        "build 2..{} pieces in {}: {} slices ({} already solved), {} positions, {} runners; \
+         disk needed at most {}, {} free",
         opts.pieces,
         site.root().display(),
         nslices,
         already,
         total,
-        opts.runners
+        opts.runners,
+        disk.describe(),
+        crate::space::bytes(free)
     )
     .ok();
     b.start_ready_pairs(&mut sh)?;

@@ -1,0 +1,77 @@
+//! The disk a build needs at its peak, said and checked before it starts (`build-local`,
+//! `addq plan`): a build of hours must not die of a full disk near its end.
+//!
+//! - Work files: 2 bits per position in 8 KiB pages plus a header page, for every slice not
+//!   yet solved (solved files are the same files, renamed into `solved/`); what an existing
+//!   work file already holds on disk is not counted again.
+//! - Database: one byte per 32 positions for every slice not yet compressed. Measured: 2..5
+//!   compresses to 111 positions per byte (146 M positions, 1.3 MB of `db/`), larger slices
+//!   better, so this is a safe side bound.
+//! - Position queues: one byte per position of the largest pair, per runner. Measured: the
+//!   queues of a 2..5 build with 2 runners peaked at 7.1 MB, its largest pair has 4.0 M
+//!   positions.
+//!
+//! For 2..5 with 2 runners this says 76 MB; the site's files peaked at 65.2 MB (`du` every
+//! 0.2 s through `jobrunner build-local --pieces 5 --runners 2`).
+
+use super::Site;
+use super::store::file_len;
+use crate::slice::Slice;
+use crate::space::{self, SpaceError};
+
+/// What a build will still write, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskNeeds {
+    pub work: u64,
+    pub database: u64,
+    pub queues: u64,
+}
+
+/// Positions per byte assumed for a compressed slice (see the module documentation).
+const DB_POSITIONS_PER_BYTE: u64 = 32;
+/// Position-queue bytes per position of the largest pair, per runner.
+const QUEUE_BYTES_PER_POSITION: u64 = 1;
+
+impl DiskNeeds {
+    pub fn total(&self) -> u64 {
+        self.work + self.database + self.queues
+    }
+
+    /// Adds a pair: `solved` when its work files are done, `compressed` when its database
+    /// files are.
+    pub fn add_pair(&mut self, site: &Site, slices: &[Slice], solved: bool, compressed: bool) {
+        if !solved {
+            for s in slices {
+                let len = file_len(s.count());
+                self.work += space::still_to_allocate(&site.work_file(s), len);
+            }
+        }
+        if !compressed {
+            let count: u64 = slices.iter().map(|s| s.count()).sum();
+            self.database += count.div_ceil(DB_POSITIONS_PER_BYTE);
+        }
+    }
+
+    /// Scratch for the position queues of `runners` runners on pairs of up to `largest`
+    /// positions.
+    pub fn add_queues(&mut self, runners: usize, largest: u64) {
+        self.queues = runners as u64 * largest * QUEUE_BYTES_PER_POSITION;
+    }
+
+    /// The log line: the total and its parts.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (work files {}, database {}, position queues {})",
+            space::bytes(self.total()),
+            space::bytes(self.work),
+            space::bytes(self.database),
+            space::bytes(self.queues)
+        )
+    }
+
+    /// Fails unless the site's disk has room for all of it.
+    pub fn check(&self, site: &Site, what: &str) -> Result<u64, SpaceError> {
+        space::ensure(site.root(), self.total(), what)?;
+        space::free(site.root())
+    }
+}
