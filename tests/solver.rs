@@ -428,7 +428,7 @@ mkdir {site}/small/c
         "{out} {err3}"
     );
     assert!(
-        err3.contains(&format!("build 2..4 pieces: needs "))
+        err3.contains("build 2..4 pieces: needs ")
             && err3.contains(&format!(" in {site}/small/b, "))
             && err3.trim_end().ends_with(" free"),
         "{err3}"
