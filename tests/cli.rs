@@ -6,6 +6,8 @@
 //! JSON is checked with python3's parser: a hand-built `format!` JSON writer can emit
 //! something that merely looks like JSON.
 
+mod common;
+
 use nowdb::index::SliceIndex;
 use nowdb::{Slice, parse_fen};
 use std::io::Write;
@@ -445,4 +447,42 @@ fn every_binary_has_a_man_page_and_shell_completions() {
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("not a shell"));
     }
+}
+
+/// Long foreground work draws a bar on a terminal (a real pseudo-terminal from `script`) and
+/// writes plain lines, free of terminal escapes, when stderr is a file or a pipe.
+#[test]
+fn progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere() {
+    const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+    let dir = common::dirs::fresh_dir("cli", "progress");
+    let tty_site = dir.join("tty");
+    let command = format!(
+        "{JOBRUNNER} --site {} build-local --pieces 4 --runners 2",
+        tty_site.display()
+    );
+    let o = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .unwrap();
+    let tty = stdout(&o);
+    assert!(o.status.success(), "{tty}");
+    assert!(tty.contains("\u{1b}[") && tty.contains("100%"), "{tty}");
+    assert!(tty.contains("built 2..4 pieces"), "{tty}");
+
+    let o = run(
+        JOBRUNNER,
+        &[
+            "--site",
+            dir.join("plain").to_str().unwrap(),
+            "build-local",
+            "--pieces",
+            "4",
+            "--progress-secs",
+            "0.05",
+        ],
+    );
+    let plain = stderr(&o);
+    assert!(o.status.success(), "{plain}");
+    assert!(!plain.contains('\u{1b}') && plain.contains("] slices "), "{plain}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

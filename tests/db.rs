@@ -29,7 +29,12 @@ fn base4() -> &'static Path {
             progress_every: Duration::from_secs(3600),
             ..BuildOptions::default()
         };
-        build_local(&Site::new(&d), &opts, &mut std::io::sink()).unwrap();
+        build_local(
+            &Site::new(&d),
+            &opts,
+            &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
+        )
+        .unwrap();
         d
     })
 }

@@ -23,7 +23,12 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
         progress_every: Duration::from_secs(3600),
         ..BuildOptions::default()
     };
-    build_local(&site, &opts, &mut std::io::sink()).unwrap();
+    build_local(
+        &site,
+        &opts,
+        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
+    )
+    .unwrap();
     let slice: Slice = "2101.-5".parse().unwrap();
     let ix = SliceIndex::new(slice);
     let solved = SolvedSlice::load(&site, slice).unwrap();

@@ -35,8 +35,15 @@ fn both() -> &'static Both {
                 progress_every: Duration::from_secs(3600),
                 ..BuildOptions::default()
             };
-            build_local(&Site::new(&dir), &opts, &mut std::io::sink())
-                .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
+            build_local(
+                &Site::new(&dir),
+                &opts,
+                &mut nowdb::progress::Progress::lines(
+                    &mut std::io::sink(),
+                    std::time::Duration::MAX,
+                ),
+            )
+            .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
         });
         let brute = BruteDb::solve(5);
         pipeline.join().expect("pipeline thread");
@@ -147,8 +154,14 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
         s.sort();
         s
     });
-    let report = nowdb::db::check::check_every_position(&b.site, &db, &slices, 2)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let report = nowdb::db::check::check_every_position(
+        &b.site,
+        &db,
+        &slices,
+        2,
+        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let total: u64 = slices.iter().map(|s| s.count()).sum();
     assert_eq!(report.positions, total);
     assert_eq!(total, 145_859_644);

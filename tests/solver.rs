@@ -44,8 +44,12 @@ fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSu
         ..BuildOptions::default()
     };
     f(&mut opts);
-    build_local(&Site::new(site), &opts, &mut std::io::sink())
-        .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()))
+    build_local(
+        &Site::new(site),
+        &opts,
+        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
+    )
+    .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()))
 }
 
 /// A site with every slice of 2..3 pieces solved, built once and copied by the tests.
@@ -486,7 +490,12 @@ fn six_pieces_build_verifies_and_matches_the_readme() {
         per_pieces[&6],
         [2_426_085_676, 1_154_792_344, 848_750_789, 422_542_543]
     );
-    let n = nowdb::solve::verify::verify_site(&site, 2, &mut std::io::sink()).unwrap();
+    let n = nowdb::solve::verify::verify_site(
+        &site,
+        2,
+        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
+    )
+    .unwrap();
     assert_eq!(n, 2_571_945_320);
     let db: Vec<u64> = std::fs::read_dir(site.db_dir())
         .unwrap()

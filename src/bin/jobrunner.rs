@@ -118,6 +118,10 @@ struct BuildArgs {
     /// 1/R of the positions it looked at.
     #[arg(long, default_value_t = 16)]
     que_ratio: u64,
+    /// Seconds between two progress lines when stderr is not a terminal (a terminal gets a
+    /// bar, redrawn five times a second).
+    #[arg(long, default_value_t = 2.0)]
+    progress_secs: f64,
     /// Build only the pairs of these slices and their dependencies.
     #[arg(long, num_args = 1..)]
     only: Vec<nowdb::Slice>,
@@ -215,6 +219,7 @@ fn main() -> ExitCode {
                 que_ratio: b.que_ratio,
                 only: b.only,
                 database: !b.no_db,
+                progress_every: std::time::Duration::from_secs_f64(b.progress_secs.max(0.0)),
                 ..BuildOptions::default()
             };
             let r = nowdb::runner::build_local_command(&site, &opts, json, &mut out);

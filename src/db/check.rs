@@ -4,6 +4,7 @@
 use super::probe::{CaptureCache, Database};
 use crate::index::SliceIndex;
 use crate::notation::position_fen;
+use crate::progress::Progress;
 use crate::slice::Slice;
 use crate::solve::solved::SolvedSlice;
 use crate::solve::{Result, Site};
@@ -40,10 +41,13 @@ pub fn check_every_position(
     db: &Database,
     slices: &[Slice],
     threads: usize,
+    progress: &mut Progress,
 ) -> Result<CheckReport> {
     let start = Instant::now();
     let read0 = db.blocks_read();
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let total: u64 = slices.iter().map(|s| s.count()).sum();
+    let checked = std::sync::atomic::AtomicU64::new(0);
     let results: Vec<Result<u64>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads.max(1))
             .map(|_| {
@@ -67,10 +71,18 @@ pub fn check_every_position(
                             e.advance();
                         }
                         n += ix.count();
+                        checked.fetch_add(ix.count(), std::sync::atomic::Ordering::Relaxed);
                     }
                 })
             })
             .collect();
+        while !workers.iter().all(|w| w.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            if progress.due() {
+                let d = checked.load(std::sync::atomic::Ordering::Relaxed);
+                progress.update(d, total, &checked_line(d, total, start));
+            }
+        }
         workers
             .into_iter()
             .map(|w| w.join().expect("check thread"))
@@ -88,6 +100,15 @@ pub fn check_every_position(
     Ok(report)
 }
 
+/// The progress line of a check.
+fn checked_line(done: u64, total: u64, start: Instant) -> String {
+    format!(
+        "checked {done} of {total} positions ({:.1}%), {:.2} M/s",
+        100.0 * done as f64 / total.max(1) as f64,
+        done as f64 / start.elapsed().as_secs_f64().max(1e-9) / 1e6
+    )
+}
+
 /// Probes `n` random positions of the slices of `pieces` pieces (each position equally
 /// likely) one by one, as a game-playing program would, and compares them with `solved/`.
 pub fn check_random(
@@ -96,6 +117,7 @@ pub fn check_random(
     pieces: u32,
     n: u64,
     seed: u64,
+    progress: &mut Progress,
 ) -> Result<CheckReport> {
     let slices: Vec<Slice> = site
         .solved_slices()
@@ -130,10 +152,15 @@ pub fn check_random(
     let start = Instant::now();
     let read0 = db.blocks_read();
     let mut checked_slices = 0;
+    let mut probed = 0;
     for group in draws.chunk_by(|a, b| a.0 == b.0) {
         let k = group[0].0;
         let solved = SolvedSlice::load(site, slices[k])?;
         checked_slices += 1;
+        if progress.due() {
+            progress.update(probed, n, &checked_line(probed, n, start));
+        }
+        probed += group.len() as u64;
         for &(_, i) in group {
             let pos = indexers[k].position_unchecked(i);
             let got = db.probe(&pos)?;

@@ -114,10 +114,11 @@ pub fn write_check(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let mut progress = crate::progress::Progress::stderr(std::time::Duration::from_secs(5));
     let report: CheckReport = match random {
         Some(n) => {
             let p = pieces.unwrap_or(db.pieces().1);
-            check_random(site, db, p, n, 0x9E37_79B9_7F4A_7C15).map_err(failed)?
+            check_random(site, db, p, n, 0x9E37_79B9_7F4A_7C15, &mut progress).map_err(failed)?
         }
         None => {
             let slices: Vec<_> = super::probe::list_slices(db.dir())
@@ -125,9 +126,10 @@ pub fn write_check(
                 .into_iter()
                 .filter(|s| pieces.is_none_or(|p| s.pieces() == p))
                 .collect();
-            check_every_position(site, db, &slices, threads).map_err(failed)?
+            check_every_position(site, db, &slices, threads, &mut progress).map_err(failed)?
         }
     };
+    progress.finish();
     let secs = report.elapsed.as_secs_f64();
     let rate = report.positions as f64 / secs.max(1e-9);
     let per_probe = report.blocks_read as f64 / report.positions.max(1) as f64;

@@ -91,8 +91,9 @@ pub fn build_local_command(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let mut err = std::io::stderr();
-    let s: BuildSummary = build_local(site, opts, &mut err)?;
+    let mut report = crate::progress::Progress::stderr(opts.progress_every);
+    let s: BuildSummary = build_local(site, opts, &mut report)?;
+    report.finish();
     let rss = peak_rss_bytes().unwrap_or(0);
     let wall = s.elapsed.as_secs_f64();
     let per_core = rate(s.positions, s.elapsed) / opts.runners as f64;
@@ -181,7 +182,9 @@ pub fn verify_command(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let t0 = Instant::now();
-    let n = crate::solve::verify::verify_site(site, runners, &mut std::io::stderr())?;
+    let mut report = crate::progress::Progress::stderr(Duration::from_secs(5));
+    let n = crate::solve::verify::verify_site(site, runners, &mut report)?;
+    report.finish();
     let d = t0.elapsed();
     let per_core = rate(n, d) / runners.max(1) as f64;
     if json {

@@ -39,7 +39,7 @@ pub fn verify_range(slice: &Slice, first: u64, last: u64, store: &Arc<SolvedStor
 pub fn verify_site(
     site: &super::Site,
     threads: usize,
-    progress: &mut dyn std::io::Write,
+    progress: &mut crate::progress::Progress,
 ) -> Result<u64> {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
     let slices = site
@@ -79,19 +79,16 @@ pub fn verify_site(
                 }
             });
         }
-        let mut last = std::time::Instant::now();
         while next.load(Relaxed) < chunks.len() && !stopped() {
             std::thread::sleep(std::time::Duration::from_millis(50));
-            if last.elapsed().as_secs() >= 5 {
-                last = std::time::Instant::now();
+            if progress.due() {
                 let d = done.load(Relaxed);
-                writeln!(
-                    progress,
+                let text = format!(
                     "verified {d} of {total} positions ({:.1}%), {:.2} M/s",
                     100.0 * d as f64 / total.max(1) as f64,
                     d as f64 / t0.elapsed().as_secs_f64() / 1e6
-                )
-                .ok();
+                );
+                progress.update(d, total, &text);
             }
         }
     });

@@ -20,11 +20,11 @@ use super::stage::{
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
 use super::{Job, Phase, Result, Site, SolveError};
+use crate::progress::Progress;
 use crate::slice::Slice;
 use crate::slice::{SlicePair, plan};
 use crate::solve_err;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -484,7 +484,7 @@ impl Builder<'_> {
 }
 
 /// Solves every slice of 2..=`opts.pieces` pieces under `site`, printing progress to `log`.
-pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Result<BuildSummary> {
+pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Result<BuildSummary> {
     if !(2..=8).contains(&opts.pieces) {
         return Err(solve_err!(
             "--pieces {}: must be 2..8 (9 and 10 pieces need the queue tools)",
@@ -590,8 +590,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         ..opts.clone()
     };
     let b = Builder { site, opts, solved };
-    writeln!(
-        log,
+    log.line(&format!(
         "build 2..{} pieces in {}: {} slices ({} already solved), {} positions, {} runners; \
          disk needed at most {}, {} free",
         opts.pieces,
@@ -602,8 +601,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
         opts.runners,
         disk.describe(),
         crate::space::bytes(free)
-    )
-    .ok();
+    ));
     b.start_ready_pairs(&mut sh)?;
     let npairs = sh.pairs.len();
     let shared = Mutex::new(sh);
@@ -613,11 +611,9 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut dyn Write) -> Res
             .map(|_| scope.spawn(|| b.worker(&shared, &cv)))
             .collect();
         // Progress reporter: this thread.
-        let mut last_line = Instant::now();
         while !workers.iter().all(|w| w.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
-            if last_line.elapsed() >= opts.progress_every {
-                last_line = Instant::now();
+            if log.due() {
                 let sh = shared.lock().expect("lock");
                 progress(log, &sh, npairs, start.elapsed(), done);
             }

@@ -1,7 +1,7 @@
 //! The local build's progress lines.
 
 use super::Shared;
-use std::io::Write;
+use crate::progress::Progress;
 use std::time::Duration;
 
 pub(super) fn format_duration(d: Duration) -> String {
@@ -18,7 +18,7 @@ pub(super) fn format_duration(d: Duration) -> String {
 /// One progress line: slices solved, the rate and ETA of the current part of the build
 /// (solving, then the database stages), and what is running.
 pub(super) fn progress(
-    log: &mut dyn Write,
+    log: &mut Progress,
     sh: &Shared,
     npairs: usize,
     elapsed: Duration,
@@ -62,8 +62,7 @@ pub(super) fn progress(
     } else {
         String::new()
     };
-    writeln!(
-        log,
+    let text = format!(
         "[{:>7}] slices {}/{} ({} of {} pairs, {:.1}% of positions){db}, {:.2} M positions/s, ETA {}{}{}",
         format_duration(elapsed),
         sh.pairs
@@ -79,6 +78,7 @@ pub(super) fn progress(
         eta(left, rate),
         if working.is_empty() { "" } else { "; now " },
         working.join(", ")
-    )
-    .ok();
+    );
+    // The bar: positions solved, then positions built and verified.
+    log.update(done + sh.db_done, sh.total_positions + sh.db_total, &text);
 }
