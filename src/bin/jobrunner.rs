@@ -220,7 +220,6 @@ fn main() -> ExitCode {
                 only: b.only,
                 database: !b.no_db,
                 progress_every: std::time::Duration::from_secs_f64(b.progress_secs.max(0.0)),
-                ..BuildOptions::default()
             };
             let r = nowdb::runner::build_local_command(&site, &opts, json, &mut out);
             nowdb::cli::finish("jobrunner", r)
