@@ -156,10 +156,4 @@ pub fn stop_on_signals() -> Result<(), CliError> {
     Ok(())
 }
 
-/// Peak resident memory of this process so far, in bytes (`VmHWM`), if the kernel tells.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+pub use crate::procfs::peak_rss_bytes;

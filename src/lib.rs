@@ -24,6 +24,7 @@ pub mod inspect;
 pub mod mail;
 pub mod monitor;
 pub mod notation;
+pub mod procfs;
 pub mod progress;
 pub mod queue;
 pub mod rng;

@@ -483,6 +483,9 @@ fn progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere() {
     );
     let plain = stderr(&o);
     assert!(o.status.success(), "{plain}");
-    assert!(!plain.contains('\u{1b}') && plain.contains("] slices "), "{plain}");
+    assert!(
+        !plain.contains('\u{1b}') && plain.contains("] slices "),
+        "{plain}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

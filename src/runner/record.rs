@@ -38,14 +38,7 @@ pub fn running_dir(site: &Site) -> PathBuf {
     site.root().join("running")
 }
 
-/// When process `pid` started, in clock ticks since boot; `None` when there is no such
-/// process.
-pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces: count from its end.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
+pub use crate::procfs::process_start;
 
 pub use crate::clock::now_secs;
 
@@ -321,18 +314,7 @@ fn running_elsewhere(site: &Site, path: &Path, job: &Job) -> Result<bool, String
 /// leaves a record that names no child, while the orphan checkpoints after its SIGTERM.
 pub fn orphan_job_alive(site: &Site, job: &Job) -> bool {
     let (site_arg, job_arg) = (site.root().as_os_str().as_encoded_bytes(), job.to_string());
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    procs.flatten().any(|p| {
-        let Ok(cmd) = std::fs::read(p.path().join("cmdline")) else {
-            return false;
-        };
-        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
-        args.contains(&b"--background".as_slice())
-            && args.contains(&site_arg)
-            && args.contains(&job_arg.as_bytes())
-    })
+    crate::procfs::process_with_args(&[b"--background", site_arg, job_arg.as_bytes()])
 }
 
 /// Records a failed attempt of `job` (unless this record's ending is recorded already) and

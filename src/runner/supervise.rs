@@ -51,25 +51,9 @@ pub enum Event {
     },
 }
 
-/// Bytes the process has read and written (`/proc/<pid>/io` rchar + wchar): a job that
-/// waits on a slow disk (its I/O class is idle) still moves these.
-fn io_bytes(pid: u32) -> u64 {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-    text.lines()
-        .filter(|l| l.starts_with("rchar:") || l.starts_with("wchar:"))
-        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .sum()
-}
-
-/// CPU ticks (user + system) plus bytes of I/O, and the state letter of a process: the
-/// activity that tells a working job from a hung one.
+/// CPU ticks plus I/O bytes and the state letter of a process (see [`crate::procfs`]).
 fn cpu_and_state(pid: u32) -> Option<(u64, char)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some((ticks.wrapping_add(io_bytes(pid)), state))
+    crate::procfs::activity(pid).map(|a| (a.work, a.state))
 }
 
 fn signal(pid: u32, sig: nix::sys::signal::Signal) {
