@@ -16,6 +16,7 @@ pub mod board;
 pub mod cli;
 pub mod clock;
 pub mod db;
+pub mod error;
 pub mod fault;
 pub mod files;
 pub mod hosts;

@@ -312,7 +312,8 @@ pub fn edit_command(site: &Path, queue: &str) -> Result<(), CliError> {
             return Err(format!(
                 "{editor} failed ({status}); {} unchanged",
                 q.path().display()
-            ));
+            )
+            .into());
         }
         let edited =
             std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
@@ -326,7 +327,8 @@ pub fn edit_command(site: &Path, queue: &str) -> Result<(), CliError> {
                 "{}: {e}; the queue is unchanged, your edit is kept in {}",
                 q.path().display(),
                 copy.display()
-            )),
+            )
+            .into()),
         }
     })?;
     Ok(())

@@ -4,6 +4,7 @@
 //! what `dbstatus slice` shows (the 1994 paper's capcheck, lookcheck, noncheck, vercheck)
 //! and what the runners' stage decisions read.
 
+use crate::error::{Error, Result};
 use crate::slice::Slice;
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::path::PathBuf;
@@ -34,20 +35,14 @@ pub fn record_path(site: &Site, job: &Job) -> PathBuf {
 
 /// Writes the record of a finished job (temp file, fsync, rename: a reader sees all of it or
 /// nothing).
-pub fn write(
-    site: &Site,
-    job: &Job,
-    stats: &PhaseStats,
-    host: &str,
-    seconds: f64,
-) -> Result<(), String> {
+pub fn write(site: &Site, job: &Job, stats: &PhaseStats, host: &str, seconds: f64) -> Result<()> {
     let path = record_path(site, job);
     let text = format!(
         "job {job}\nhost {host}\nseconds {seconds:.3}\nlooked {}\nwin {}\nloss {}\ndraw {}\n",
         stats.looked, stats.win, stats.loss, stats.draw
     );
     crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
-        .map_err(|e| format!("writing {}: {e}", path.display()))
+        .map_err(|e| Error::io(format_args!("writing {}", path.display()), e))
 }
 
 /// What a record's name says: `<phase>-r<round>-<first>-<last>`.
@@ -100,7 +95,7 @@ fn parse_record(n: RecordName, text: &str) -> Option<DoneRecord> {
 /// The records of `slice` by name only: one directory listing, no file opened (what decides
 /// completeness, cheap on a network filesystem). A name that does not parse is an error
 /// naming it: silently skipping it could hold a phase back forever or, worse, hide damage.
-pub fn names(site: &Site, slice: &Slice) -> Result<Vec<(PathBuf, RecordName)>, String> {
+pub fn names(site: &Site, slice: &Slice) -> Result<Vec<(PathBuf, RecordName)>> {
     let mut out = Vec::new();
     for (name, path) in crate::files::list(&slice_dir(site, slice)).map_err(|e| e.to_string())? {
         let n =
@@ -111,20 +106,18 @@ pub fn names(site: &Site, slice: &Slice) -> Result<Vec<(PathBuf, RecordName)>, S
     Ok(out)
 }
 
-fn read_records(
-    found: impl Iterator<Item = (PathBuf, RecordName)>,
-) -> Result<Vec<DoneRecord>, String> {
+fn read_records(found: impl Iterator<Item = (PathBuf, RecordName)>) -> Result<Vec<DoneRecord>> {
     found
         .map(|(path, n)| {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|err| format!("{}: {err}", path.display()))?;
-            parse_record(n, &text).ok_or_else(|| format!("{}: not a done record", path.display()))
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?;
+            parse_record(n, &text)
+                .ok_or_else(|| Error::Failed(format!("{}: not a done record", path.display())))
         })
         .collect()
 }
 
 /// Every done record of `slice` (any phase), with its statistics.
-pub fn records(site: &Site, slice: &Slice) -> Result<Vec<DoneRecord>, String> {
+pub fn records(site: &Site, slice: &Slice) -> Result<Vec<DoneRecord>> {
     read_records(names(site, slice)?.into_iter())
 }
 
@@ -144,12 +137,7 @@ pub fn covered(ranges: &mut [(u64, u64)], count: u64) -> u64 {
 
 /// How far `phase` (`round`) of `slice` has got: positions covered by done records, and the
 /// statistics summed over them (only those records are read).
-pub fn progress(
-    site: &Site,
-    slice: &Slice,
-    phase: Phase,
-    round: u32,
-) -> Result<(u64, PhaseStats), String> {
+pub fn progress(site: &Site, slice: &Slice, phase: Phase, round: u32) -> Result<(u64, PhaseStats)> {
     let found = names(site, slice)?
         .into_iter()
         .filter(|(_, n)| n.phase == phase && n.round == round);
@@ -163,7 +151,7 @@ pub fn progress(
 }
 
 /// Whether `phase` (`round`) of `slice` is done on every position (from the names alone).
-pub fn is_complete(site: &Site, slice: &Slice, phase: Phase, round: u32) -> Result<bool, String> {
+pub fn is_complete(site: &Site, slice: &Slice, phase: Phase, round: u32) -> Result<bool> {
     let mut ranges: Vec<(u64, u64)> = names(site, slice)?
         .into_iter()
         .filter(|(_, n)| n.phase == phase && n.round == round)
@@ -205,7 +193,12 @@ mod tests {
         assert!(is_complete(&site, &slice, Phase::NoIo, 3).unwrap());
         assert!(!is_complete(&site, &slice, Phase::NoIo, 2).unwrap());
         std::fs::write(slice_dir(&site, &slice).join("noio-r1-0-x"), "").unwrap();
-        assert!(records(&site, &slice).unwrap_err().contains("noio-r1-0-x"));
+        assert!(
+            records(&site, &slice)
+                .unwrap_err()
+                .to_string()
+                .contains("noio-r1-0-x")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,6 +6,7 @@
 
 use super::line::{QueueLine, parse_line};
 use super::lock::{LockFile, Machine};
+use crate::error::{Error, Result};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -36,7 +37,7 @@ pub struct Entry {
 
 impl Entry {
     /// The line's meaning (`None` for blanks and comments); the error names the line.
-    pub fn parse(&self) -> Result<Option<QueueLine>, String> {
+    pub fn parse(&self) -> std::result::Result<Option<QueueLine>, String> {
         parse_line(&self.text).map_err(|e| format!("line {}: {e}", self.line))
     }
 }
@@ -46,7 +47,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(60);
 
 impl Queue {
     /// The queue with this letter (`p`, `n`, `s`, `m`) or name (`prime`, ...).
-    pub fn named(site: &Path, which: &str) -> Result<Queue, String> {
+    pub fn named(site: &Path, which: &str) -> Result<Queue> {
         let found = QUEUES
             .iter()
             .find(|(l, n)| which.len() == 1 && which.starts_with(*l) || which == *n);
@@ -55,9 +56,9 @@ impl Queue {
                 name,
                 path: site.join("queues").join(name),
             }),
-            None => Err(format!(
+            None => Err(Error::Failed(format!(
                 "no queue {which:?}: the queues are p (prime), n (nonprime), s (slow), m (small)"
-            )),
+            ))),
         }
     }
 
@@ -75,8 +76,8 @@ impl Queue {
         &self,
         here: &Machine,
         log: &mut dyn FnMut(String),
-        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool), String>,
-    ) -> Result<T, String> {
+        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool)>,
+    ) -> Result<T> {
         self.with_lines_then(here, log, f, |_| Ok(()))
     }
 
@@ -86,9 +87,9 @@ impl Queue {
         &self,
         here: &Machine,
         log: &mut dyn FnMut(String),
-        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool), String>,
-        after: impl FnOnce(&T) -> Result<(), String>,
-    ) -> Result<T, String> {
+        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool)>,
+        after: impl FnOnce(&T) -> Result<()>,
+    ) -> Result<T> {
         self.locked(here, log, || {
             let mut lines = self.read_unlocked()?;
             let (value, changed) = f(&mut lines)?;
@@ -105,10 +106,10 @@ impl Queue {
         &self,
         here: &Machine,
         log: &mut dyn FnMut(String),
-        f: impl FnOnce() -> Result<T, String>,
-    ) -> Result<T, String> {
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
         let dir = self.path.parent().expect("queues/ directory");
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         let mut events = Vec::new();
         let lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
         for super::lock::LockEvent::BrokeStale { path, owner } in events {
@@ -121,19 +122,20 @@ impl Queue {
                 owner.since
             ));
         }
-        let lock = lock.map_err(|e| format!("locking {}: {e}", self.path.display()))?;
+        let lock =
+            lock.map_err(|e| Error::io(format_args!("locking {}", self.path.display()), e))?;
         let result = f();
         lock.release()
-            .map_err(|e| format!("unlocking {}: {e}", self.path.display()))?;
+            .map_err(|e| Error::io(format_args!("unlocking {}", self.path.display()), e))?;
         result
     }
 
     /// The lines as stored (not parsed).
-    pub fn read_unlocked(&self) -> Result<Vec<Entry>, String> {
+    pub fn read_unlocked(&self) -> Result<Vec<Entry>> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+            Err(e) => return Err(Error::io(self.path.display(), e)),
         };
         Ok(text
             .lines()
@@ -146,19 +148,19 @@ impl Queue {
     }
 
     /// Every line parsed, strictly: the first bad line is an error naming the file and line.
-    pub fn read_checked(&self) -> Result<Vec<(Entry, Option<QueueLine>)>, String> {
+    pub fn read_checked(&self) -> Result<Vec<(Entry, Option<QueueLine>)>> {
         self.read_unlocked()?
             .into_iter()
             .map(|e| {
                 let p = e
                     .parse()
-                    .map_err(|err| format!("{}: {err}", self.path.display()))?;
+                    .map_err(|err| Error::Failed(format!("{}: {err}", self.path.display())))?;
                 Ok((e, p))
             })
             .collect()
     }
 
-    fn write_unlocked(&self, lines: &[Entry]) -> Result<(), String> {
+    fn write_unlocked(&self, lines: &[Entry]) -> Result<()> {
         let mut text = String::with_capacity(lines.iter().map(|l| l.text.len() + 1).sum());
         for l in lines {
             text.push_str(&l.text);
@@ -177,7 +179,7 @@ impl Queue {
         };
         write().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            format!("rewriting {}: {e}", self.path.display())
+            Error::io(format_args!("rewriting {}", self.path.display()), e)
         })
     }
 
@@ -191,7 +193,7 @@ impl Queue {
         log: &mut dyn FnMut(String),
         new: &[QueueLine],
         top: bool,
-    ) -> Result<(), String> {
+    ) -> Result<()> {
         let entries = new.iter().map(|l| Entry {
             line: 0,
             text: l.to_string(),
@@ -212,10 +214,10 @@ impl Queue {
         self.locked(here, log, || {
             // The opening error names the file already.
             let mut f =
-                crate::files::open_append(&self.path).map_err(|e| format!("appending to {e}"))?;
+                crate::files::open_append(&self.path).map_err(|e| Error::io("appending to", e))?;
             f.write_all(text.as_bytes())
                 .and_then(|()| f.sync_all())
-                .map_err(|e| format!("appending to {}: {e}", self.path.display()))
+                .map_err(|e| Error::io(format_args!("appending to {}", self.path.display()), e))
         })
     }
 
@@ -225,7 +227,7 @@ impl Queue {
         here: &Machine,
         log: &mut dyn FnMut(String),
         mut runnable: impl FnMut(&QueueLine) -> bool,
-    ) -> Result<Option<QueueLine>, String> {
+    ) -> Result<Option<QueueLine>> {
         self.take_with(here, log, |l| Ok(runnable(l)), |_| Ok(()))
     }
 
@@ -237,14 +239,14 @@ impl Queue {
         &self,
         here: &Machine,
         log: &mut dyn FnMut(String),
-        mut runnable: impl FnMut(&QueueLine) -> Result<bool, String>,
-        on_take: impl FnOnce(&QueueLine) -> Result<(), String>,
-    ) -> Result<Option<QueueLine>, String> {
+        mut runnable: impl FnMut(&QueueLine) -> Result<bool>,
+        on_take: impl FnOnce(&QueueLine) -> Result<()>,
+    ) -> Result<Option<QueueLine>> {
         self.with_lines(here, log, |lines| {
             for k in 0..lines.len() {
                 let parsed = lines[k]
                     .parse()
-                    .map_err(|e| format!("{}: {e}", self.path.display()))?;
+                    .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))?;
                 let take = match &parsed {
                     Some(QueueLine::Stop) => true,
                     Some(job) => runnable(job)?,
@@ -263,14 +265,11 @@ impl Queue {
     /// Whether some line is `stop` or runnable, read without the lock: a cheap look before
     /// [`Queue::take_with`], so idle runners do not keep taking the lock. Stops at the first
     /// such line.
-    pub fn peek(
-        &self,
-        mut runnable: impl FnMut(&QueueLine) -> Result<bool, String>,
-    ) -> Result<bool, String> {
+    pub fn peek(&self, mut runnable: impl FnMut(&QueueLine) -> Result<bool>) -> Result<bool> {
         for e in self.read_unlocked()? {
             let found = match e
                 .parse()
-                .map_err(|e| format!("{}: {e}", self.path.display()))?
+                .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))?
             {
                 Some(QueueLine::Stop) => true,
                 Some(job) => runnable(&job)?,
@@ -284,12 +283,12 @@ impl Queue {
     }
 
     /// Job lines in the queue (read without the lock).
-    pub fn job_count(&self) -> Result<usize, String> {
+    pub fn job_count(&self) -> Result<usize> {
         let mut jobs = 0;
         for e in self.read_unlocked()? {
             if let Some(QueueLine::Job(_)) = e
                 .parse()
-                .map_err(|e| format!("{}: {e}", self.path.display()))?
+                .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))?
             {
                 jobs += 1;
             }
@@ -299,7 +298,7 @@ impl Queue {
 }
 
 /// Checks a whole queue text strictly; the error names the first bad line.
-pub fn parse_queue_text(text: &str) -> Result<Vec<Entry>, String> {
+pub fn parse_queue_text(text: &str) -> std::result::Result<Vec<Entry>, String> {
     let entries: Vec<Entry> = text
         .lines()
         .enumerate()

@@ -535,7 +535,8 @@ pub fn release(
     let mut done = Vec::new();
     for s in chosen {
         let (queue_name, line) = s.queue_and_line();
-        let queue = Queue::named(site.root(), &queue_name).map_err(HeldError::Io)?;
+        let queue =
+            Queue::named(site.root(), &queue_name).map_err(|e| HeldError::Io(e.to_string()))?;
         // A job with damaged attempts but no held record is still in a queue or running:
         // resetting its attempts is all it needs.
         let requeue = !matches!(s.held, Ok(None));
@@ -554,7 +555,7 @@ pub fn release(
                     );
                     Ok(((), true))
                 })
-                .map_err(HeldError::Io)?;
+                .map_err(|e| HeldError::Io(e.to_string()))?;
         }
         forget(site, policy, &s)?;
         done.push(if requeue {

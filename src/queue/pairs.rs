@@ -25,12 +25,13 @@ use super::done;
 use super::file::Queue;
 use super::line::{QueueLine, QueuedJob, mini_slices};
 use super::lock::{LockFile, Machine};
+use crate::error::{Error, Result};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::{
     Stage, database_stage, mark_verified, next_solving_stage, noio_slice, publish_pair,
     round_changes, verified_marker,
 };
-use crate::solve::{Job, Phase, PhaseStats, Site, SolveError, posqueue};
+use crate::solve::{Job, Phase, PhaseStats, Site, posqueue};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -48,11 +49,12 @@ fn stage_path(site: &Site, pair: &SlicePair) -> PathBuf {
 
 /// The stage a pair has reached. With no record yet it is read off the site: `cap` for a
 /// pair not in `solved/`; for one solved by other means (the local build) its database stage.
-pub fn read_stage(site: &Site, pair: &SlicePair) -> Result<Stage, String> {
+pub fn read_stage(site: &Site, pair: &SlicePair) -> Result<Stage> {
     let path = stage_path(site, pair);
     match std::fs::read_to_string(&path) {
-        Ok(text) => Stage::parse_record(&text)
-            .ok_or_else(|| format!("{}: corrupt stage record {text:?}", path.display())),
+        Ok(text) => Stage::parse_record(&text).ok_or_else(|| {
+            Error::Failed(format!("{}: corrupt stage record {text:?}", path.display()))
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let slices = pair.slices();
             Ok(if slices.iter().all(|s| site.is_solved(s)) {
@@ -61,15 +63,15 @@ pub fn read_stage(site: &Site, pair: &SlicePair) -> Result<Stage, String> {
                 Stage::Cap
             })
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(Error::io(path.display(), e)),
     }
 }
 
-fn write_stage(site: &Site, pair: &SlicePair, stage: Stage) -> Result<(), String> {
+fn write_stage(site: &Site, pair: &SlicePair, stage: Stage) -> Result<()> {
     let path = stage_path(site, pair);
     let text = stage.record_text();
     crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| Error::io(path.display(), e))
 }
 
 /// The stage a job belongs to.
@@ -109,7 +111,7 @@ impl<'a> Readiness<'a> {
         *self.files.entry(path).or_insert_with_key(|p| p.exists())
     }
 
-    fn stage(&mut self, pair: SlicePair) -> Result<Stage, String> {
+    fn stage(&mut self, pair: SlicePair) -> Result<Stage> {
         if let Some(s) = self.stages.get(&pair) {
             return Ok(*s);
         }
@@ -133,7 +135,7 @@ impl<'a> Readiness<'a> {
     }
 
     /// Whether `job`'s inputs are done (the table in the module documentation).
-    pub fn runnable(&mut self, job: &Job) -> Result<bool, String> {
+    pub fn runnable(&mut self, job: &Job) -> Result<bool> {
         let pair = SlicePair::of(job.slice);
         Ok(match job.phase {
             Phase::Cap => pair.dependencies().iter().all(|d| self.all_solved(d)),
@@ -154,7 +156,7 @@ impl<'a> Readiness<'a> {
 
 impl Readiness<'_> {
     /// What a job that is not runnable waits for, as `--until-empty` tells the operator.
-    pub fn why_not(&mut self, job: &Job) -> Result<String, String> {
+    pub fn why_not(&mut self, job: &Job) -> Result<String> {
         let pair = SlicePair::of(job.slice);
         let unverified = |r: &mut Self| {
             pair.dependencies().into_iter().find(|d| {
@@ -187,8 +189,8 @@ impl Readiness<'_> {
 }
 
 /// Whether every job of the pair's `stage` is done.
-fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool, String> {
-    let all = |phase: Phase, round: u32| -> Result<bool, String> {
+fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool> {
+    let all = |phase: Phase, round: u32| -> Result<bool> {
         for s in slices {
             if !done::is_complete(site, s, phase, round)? {
                 return Ok(false);
@@ -213,7 +215,7 @@ fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool, S
 }
 
 /// Looked-at positions of a round's jobs (for the noio/que decision).
-fn round_looked(site: &Site, slices: &[Slice], stage: Stage) -> Result<u64, String> {
+fn round_looked(site: &Site, slices: &[Slice], stage: Stage) -> Result<u64> {
     let (phase, r) = match stage {
         Stage::NoIo(r) => (Phase::NoIo, r),
         Stage::Que(r) => (Phase::Que, r),
@@ -231,13 +233,7 @@ pub type Log<'a> = &'a mut dyn FnMut(String);
 
 /// Called by a runner after `job` (taken from `queue`) is done: moves the job's pair on as
 /// far as its finished stages allow (module documentation).
-pub fn advance(
-    site: &Site,
-    queue: &Queue,
-    here: &Machine,
-    job: &Job,
-    log: Log,
-) -> Result<(), String> {
+pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) -> Result<()> {
     let pair = SlicePair::of(job.slice);
     let slices = pair.slices();
     let lock_path = site.root().join("done").join(format!("{}.lock", pair.0));
@@ -262,8 +258,7 @@ pub fn advance(
             Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
                 next_solving_stage(stage, &slices, QUE_RATIO, |r| {
                     let changed = round_changes(site, &slices, r)?;
-                    let looked =
-                        round_looked(site, &slices, stage).map_err(SolveError::from_message)?;
+                    let looked = round_looked(site, &slices, stage)?;
                     Ok((changed, looked))
                 })
                 .map_err(err)?
@@ -297,7 +292,7 @@ pub fn advance(
         ));
     }
     lock.release()
-        .map_err(|e| format!("unlocking pair {pair}: {e}"))
+        .map_err(|e| Error::io(format_args!("unlocking pair {pair}"), e))
 }
 
 /// Queues at the top the stage's jobs that are not queued, running or done already: a crash
@@ -309,7 +304,7 @@ fn queue_missing(
     here: &Machine,
     log: Log,
     jobs: &[QueueLine],
-) -> Result<(), String> {
+) -> Result<()> {
     let running: Vec<Job> = crate::runner::record::read_all(site)?
         .iter()
         .filter_map(|(_, r)| r.job().ok().map(|(_, j)| j))
@@ -352,7 +347,7 @@ fn stage_jobs(
     slices: &[Slice],
     stage: Stage,
     here: &Machine,
-) -> Result<Vec<QueueLine>, String> {
+) -> Result<Vec<QueueLine>> {
     let pair = slices.len() == 2;
     let mut lines = Vec::new();
     let mut whole = |phase: Phase, s: Slice, round: u32| {
@@ -408,11 +403,11 @@ pub fn plan_lines(
     positions: u64,
     pair_below: u64,
     only: &[Slice],
-) -> Result<Vec<(SlicePair, QueueLine)>, String> {
+) -> Result<Vec<(SlicePair, QueueLine)>> {
     if !(2..=10).contains(&min) || !(min..=10).contains(&max) {
-        return Err(format!(
+        return Err(Error::Failed(format!(
             "plan {min}..{max}: piece counts go from 2 to 10, smallest first"
-        ));
+        )));
     }
     let wanted = match only {
         [] => None,
@@ -438,7 +433,7 @@ pub fn plan_lines(
         let records: Vec<Vec<_>> = slices
             .iter()
             .map(|s| done::names(site, s))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_>>()?;
         let started = stage_path(site, pair).exists() || records.iter().any(|r| !r.is_empty());
         let phase_started =
             |k: usize, phase: Phase| records[k].iter().any(|(_, n)| n.phase == phase);

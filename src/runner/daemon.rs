@@ -28,6 +28,7 @@ use super::record::{self, Ending, RunningRecord, Settled, now_secs, process_star
 use super::supervise::{self, Children};
 use super::wake::{Room, Wake, watch};
 use crate::cli::STOP;
+use crate::error::{Error, Result};
 use crate::fault;
 use crate::queue::held::{self, Gate, Gates, RetryPolicy};
 use crate::queue::pairs::{self, Readiness};
@@ -156,12 +157,7 @@ impl Daemon<'_> {
         ))
     }
 
-    fn runnable(
-        &self,
-        line: &QueueLine,
-        ready: &mut Readiness,
-        gates: &mut Gates,
-    ) -> Result<bool, String> {
+    fn runnable(&self, line: &QueueLine, ready: &mut Readiness, gates: &mut Gates) -> Result<bool> {
         match line {
             QueueLine::Stop => Ok(true),
             QueueLine::Job(q) => {
@@ -183,7 +179,7 @@ impl Daemon<'_> {
         path: &Path,
         rec: &RunningRecord,
         ending: &Ending,
-    ) -> Result<Settled, String> {
+    ) -> Result<Settled> {
         let mut log = |m: String| self.say(runner, &m);
         let settled = match record::settle(
             self.site,
@@ -291,7 +287,7 @@ impl Daemon<'_> {
     }
 
     /// Tries again the settlings that failed.
-    fn settle_again(&self, runner: usize) -> Result<(), String> {
+    fn settle_again(&self, runner: usize) -> Result<()> {
         let waiting = self.unsettled.lock().expect("unsettled").clone();
         for (path, rec, ending) in waiting {
             self.settle(runner, &path, &rec, &ending)?;
@@ -300,7 +296,7 @@ impl Daemon<'_> {
     }
 
     /// Settles this host's stale running records: their jobs used an attempt.
-    fn reap_stale(&self, runner: usize) -> Result<(), String> {
+    fn reap_stale(&self, runner: usize) -> Result<()> {
         for (path, rec) in record::read_host(self.site, &self.opts.host)? {
             if !rec.is_stale(&self.here) {
                 continue;
@@ -362,7 +358,7 @@ impl Daemon<'_> {
 
     /// Takes the first runnable line of the first queue that has one, writing the running
     /// record inside the lock.
-    fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine, PathBuf)>, String> {
+    fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine, PathBuf)>> {
         if self.paused() {
             return Ok(None);
         }
@@ -415,14 +411,14 @@ impl Daemon<'_> {
 
     /// With `--until-empty`: whether to end (the queues hold no job and nothing runs
     /// anywhere), or why nothing more can run (held jobs, or jobs whose inputs never come).
-    fn until_empty_end(&self) -> Result<Option<End>, String> {
+    fn until_empty_end(&self) -> Result<Option<End>> {
         if self.verdict.get().is_some() {
             return Ok(Some(End::Stuck));
         }
         let Some(jobs) = self.idle_everywhere()? else {
             return Ok(None);
         };
-        let held_jobs = || -> Result<Vec<held::JobState>, String> {
+        let held_jobs = || -> Result<Vec<held::JobState>> {
             Ok(held::list(self.site)
                 .map_err(|e| e.to_string())?
                 .into_iter()
@@ -450,7 +446,7 @@ impl Daemon<'_> {
 
     /// `Some(job lines left)` when no job runs anywhere and none of this runner's queues
     /// holds a line that is runnable or waiting out a retry's backoff; `None` otherwise.
-    fn idle_everywhere(&self) -> Result<Option<usize>, String> {
+    fn idle_everywhere(&self) -> Result<Option<usize>> {
         let live = |recs: &[(PathBuf, RunningRecord)]| !recs.is_empty();
         if live(&record::read_all(self.site)?) {
             return Ok(None);
@@ -477,13 +473,7 @@ impl Daemon<'_> {
     }
     /// Runs one taken job to its end. Returns `Stopped` when a stop request made it
     /// checkpoint (it is then back in its queue).
-    fn run(
-        &self,
-        runner: usize,
-        queue: &Queue,
-        q: QueuedJob,
-        path: &Path,
-    ) -> Result<Option<End>, String> {
+    fn run(&self, runner: usize, queue: &Queue, q: QueuedJob, path: &Path) -> Result<Option<End>> {
         let line = q.to_string();
         let job = q.job()?;
         self.say(
@@ -493,7 +483,7 @@ impl Daemon<'_> {
         let out = self.output_path(path);
         let t0 = Instant::now();
         let mut rec = RunningRecord::parse(
-            &std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
+            &std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?,
         )
         .ok_or_else(|| format!("{}: not a running record", path.display()))?;
         let mut child = match child::command(self.site, self.opts, &job, &out).and_then(|mut c| {
@@ -597,7 +587,7 @@ impl Daemon<'_> {
         path: &Path,
         stats: &crate::solve::PhaseStats,
         secs: f64,
-    ) -> Result<Option<End>, String> {
+    ) -> Result<Option<End>> {
         let line = &rec.line;
         let _ = std::fs::remove_file(self.output_path(path));
         done::write(self.site, job, stats, &self.opts.host, secs)?;
@@ -623,7 +613,7 @@ impl Daemon<'_> {
                     "the running record of \"{line}\" was gone at the end: the job was requeued while it ran"
                 ),
             ),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(Error::io(path.display(), e)),
         }
         self.jobs.fetch_add(1, Ordering::Relaxed);
         self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
@@ -632,7 +622,7 @@ impl Daemon<'_> {
         Ok(None)
     }
 
-    fn runner(&self, k: usize) -> Result<End, String> {
+    fn runner(&self, k: usize) -> Result<End> {
         loop {
             if STOP.load(Ordering::Relaxed) {
                 return Ok(End::Stopped);
@@ -660,7 +650,7 @@ impl Daemon<'_> {
                 Ok(Some((q, QueueLine::Job(job), path))) => match self.run(k, &q, job, &path) {
                     Ok(Some(end)) => return Ok(end),
                     Ok(None) => {}
-                    Err(e) if crate::space::names_full_disk(&e) => self.no_room(k, "", &e),
+                    Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),
                     // The record stays; the runner goes on (it is settled once its
                     // processes are gone, by the next daemon of this host at the latest).
                     Err(e) if !self.opts.until_empty => {
@@ -677,7 +667,7 @@ impl Daemon<'_> {
                     }
                     self.wake.wait(seen, self.opts.poll);
                 }
-                Err(e) if crate::space::names_full_disk(&e) => self.no_room(k, "", &e),
+                Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),
                 // A bad queue line or an unreachable file server: report, wait, retry (the
                 // operator can fix the queue with `addq --edit`).
                 Err(e) if !self.opts.until_empty => {
@@ -750,7 +740,7 @@ impl Daemon<'_> {
 
 /// Runs the host's runners until they stop (SIGTERM, `stop` lines) or, with `until_empty`,
 /// until nothing is left to do.
-pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, String> {
+pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
     if opts.runners == 0 {
         return Err("--runners must be at least 1".into());
     }
@@ -764,7 +754,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         "solved",
     ] {
         let p = site.root().join(d);
-        std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::create_dir_all(&p).map_err(|e| Error::io(p.display(), e))?;
     }
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     let wake = Arc::new(Wake::default());
@@ -815,7 +805,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
         }
     };
     let runners_done = std::sync::atomic::AtomicBool::new(false);
-    let results: Vec<Result<End, String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<End>> = std::thread::scope(|scope| {
         scope.spawn(|| d.supervise(&runners_done));
         let handles: Vec<_> = (0..opts.runners)
             .map(|k| {
@@ -860,7 +850,10 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary, St
     );
     // Each distinct error once (several runners may meet the same unreachable file).
     let mut errors: Vec<String> = Vec::new();
-    for e in results.into_iter().filter_map(|r| r.err()) {
+    for e in results
+        .into_iter()
+        .filter_map(|r| r.err().map(String::from))
+    {
         if !errors.contains(&e) {
             errors.push(e);
         }

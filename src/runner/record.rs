@@ -6,6 +6,7 @@
 //! processes are provably gone (same host, and a new boot id or both pids gone) is *stale*
 //! and settled as a failed attempt; its job resumes from its checkpoint.
 
+use crate::error::{Error, Result};
 use crate::fault;
 use crate::queue::held::{self, Attempt, RetryPolicy};
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob};
@@ -97,22 +98,28 @@ impl RunningRecord {
     }
 
     /// Writes the record at `path` (temp file, fsync if `durable`, rename).
-    pub fn write(&self, path: &Path, durable: bool) -> Result<(), String> {
+    pub fn write(&self, path: &Path, durable: bool) -> Result<()> {
         use crate::files::Durability;
         let durability = match durable {
             true => Durability::Data,
             false => Durability::Volatile,
         };
         crate::files::replace(path, self.to_text().as_bytes(), durability)
-            .map_err(|e| format!("writing {}: {e}", path.display()))
+            .map_err(|e| Error::io(format_args!("writing {}", path.display()), e))
     }
 
     /// The job of the record's line.
-    pub fn job(&self) -> Result<(QueuedJob, Job), String> {
+    pub fn job(&self) -> Result<(QueuedJob, Job)> {
         match crate::queue::line::parse_line(&self.line) {
             Ok(Some(QueueLine::Job(q))) => Ok((q, q.job()?)),
-            Ok(_) => Err(format!("running record line {:?} is not a job", self.line)),
-            Err(e) => Err(format!("running record line {:?}: {e}", self.line)),
+            Ok(_) => Err(Error::Failed(format!(
+                "running record line {:?} is not a job",
+                self.line
+            ))),
+            Err(e) => Err(Error::Failed(format!(
+                "running record line {:?}: {e}",
+                self.line
+            ))),
         }
     }
 
@@ -135,13 +142,13 @@ impl RunningRecord {
 
 /// Every running record of the site, with its path. A torn or foreign file is reported, not
 /// skipped: a record hides a job.
-pub fn read_all(site: &Site) -> Result<Vec<(PathBuf, RunningRecord)>, String> {
+pub fn read_all(site: &Site) -> Result<Vec<(PathBuf, RunningRecord)>> {
     read_matching(site, "")
 }
 
 /// The running records of `host` (their names start with the host's name, so the others
 /// are not even opened: fewer opens, fewer races with rewrites on network filesystems).
-pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)>, String> {
+pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)>> {
     let prefix = format!("{host}-");
     Ok(read_matching(site, &prefix)?
         .into_iter()
@@ -149,7 +156,7 @@ pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)
         .collect())
 }
 
-fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecord)>, String> {
+fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecord)>> {
     let mut out = Vec::new();
     for (name, path) in crate::files::list(&running_dir(site)).map_err(|e| e.to_string())? {
         // (`.tmp`: a temporary of an older version, which named them so.)
@@ -161,7 +168,7 @@ fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecor
             // Removed since the listing (the job finished); a network filesystem may report
             // that as another error on a file that is gone.
             Err(_) if !path.exists() => continue,
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(Error::io(path.display(), e)),
         };
         let rec = RunningRecord::parse(&text)
             .ok_or_else(|| format!("{}: not a running record", path.display()))?;
@@ -226,7 +233,7 @@ pub fn settle(
     ending: &Ending,
     policy: &RetryPolicy,
     log: &mut dyn FnMut(String),
-) -> Result<Settled, String> {
+) -> Result<Settled> {
     let queue = Queue::named(site.root(), &rec.queue)?;
     let (q, job) = rec.job()?;
     // A finished job is never run again (a phase job of a published pair would fail): its
@@ -285,25 +292,23 @@ pub fn settle(
 
 /// Whether the record at `path` is still `rec` (a missing file is not; any other error to
 /// read it is an error, not a "no").
-fn is_current(path: &Path, rec: &RunningRecord) -> Result<bool, String> {
+fn is_current(path: &Path, rec: &RunningRecord) -> Result<bool> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(RunningRecord::parse(&t).as_ref() == Some(rec)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(Error::io(path.display(), e)),
     }
 }
 
-fn remove_record(path: &Path) -> Result<(), String> {
+fn remove_record(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("{}: {e}", path.display()))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path.display(), e)),
         _ => Ok(()),
     }
 }
 
 /// Whether a running record other than the one at `path` holds `job`.
-fn running_elsewhere(site: &Site, path: &Path, job: &Job) -> Result<bool, String> {
+fn running_elsewhere(site: &Site, path: &Path, job: &Job) -> Result<bool> {
     Ok(read_all(site)?
         .iter()
         .any(|(p, r)| p != path && r.job().is_ok_and(|(_, j)| j == *job)))
@@ -327,7 +332,7 @@ fn count_attempt(
     status: &str,
     output: Option<&Path>,
     policy: &RetryPolicy,
-) -> Result<Settled, String> {
+) -> Result<Settled> {
     let now = now_secs();
     let id = record_id(path, rec);
     let (mut attempts, damaged) = match held::read_attempts(site, job) {
@@ -335,7 +340,7 @@ fn count_attempt(
         // A damaged record holds its job; it is kept for the operator to see.
         Err(e @ held::HeldError::Corrupt { .. }) => (Vec::new(), Some(e.to_string())),
         // Not readable now: the job stays where it is until it is.
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(Error::from_message(e.to_string())),
     };
     if !attempts.iter().any(|a| a.record == id) {
         let n = attempts.len() as u32 + 1;
@@ -344,9 +349,9 @@ fn count_attempt(
                 let name = held::output_name(job, n);
                 let to = site.root().join(&name);
                 if let Some(d) = to.parent() {
-                    std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+                    std::fs::create_dir_all(d).map_err(|e| Error::io(d.display(), e))?;
                 }
-                std::fs::rename(out, &to).map_err(|e| format!("{}: {e}", out.display()))?;
+                std::fs::rename(out, &to).map_err(|e| Error::io(out.display(), e))?;
                 Some(name)
             }
             _ => None,

@@ -77,57 +77,8 @@ impl fmt::Display for Value {
     }
 }
 
-/// An error of the solver: what failed, naming the file, slice or job. Callers match on the
-/// kind: a job that found too little disk space is not at fault and is not charged an attempt.
-#[derive(Debug, thiserror::Error)]
-pub enum SolveError {
-    /// Too little disk space: found before writing ([`crate::space`]) or met as ENOSPC or
-    /// EDQUOT while writing. Another host, or the same one later, may have room.
-    #[error("{0}")]
-    NoSpace(String),
-    /// Anything else.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl SolveError {
-    /// An error from its message: [`SolveError::NoSpace`] when the message carries ENOSPC or
-    /// EDQUOT (an I/O error wrapped with its file's name), else [`SolveError::Failed`].
-    pub fn from_message(message: String) -> SolveError {
-        match crate::space::names_full_disk(&message) {
-            true => SolveError::NoSpace(message),
-            false => SolveError::Failed(message),
-        }
-    }
-
-    /// The same error with its message rewritten (the kind kept).
-    pub fn map_message(self, f: impl FnOnce(String) -> String) -> SolveError {
-        match self {
-            SolveError::NoSpace(m) => SolveError::NoSpace(f(m)),
-            SolveError::Failed(m) => SolveError::Failed(f(m)),
-        }
-    }
-}
-
-impl From<std::io::Error> for SolveError {
-    fn from(e: std::io::Error) -> Self {
-        match e.kind() {
-            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
-                SolveError::NoSpace(e.to_string())
-            }
-            _ => SolveError::Failed(e.to_string()),
-        }
-    }
-}
-
-impl From<crate::space::SpaceError> for SolveError {
-    fn from(e: crate::space::SpaceError) -> Self {
-        match e {
-            crate::space::SpaceError::TooLittle { .. } => SolveError::NoSpace(e.to_string()),
-            crate::space::SpaceError::Unreadable { .. } => SolveError::Failed(e.to_string()),
-        }
-    }
-}
+/// The solver's error is the crate's ([`crate::error::Error`]).
+pub use crate::error::Error as SolveError;
 
 pub type Result<T> = std::result::Result<T, SolveError>;
 
