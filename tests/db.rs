@@ -420,3 +420,45 @@ fn concurrent_build_ranges_publish_one_identical_file() {
         assert!(!d.join(format!("db/parts/{slice}.lock")).exists());
     }
 }
+
+/// `examples/probe.rs`, the probe embedded as an engine would, gives the values `dbprobe`
+/// gives: the position's, and each move's for the side that plays it.
+#[test]
+fn the_probe_example_agrees_with_dbprobe() {
+    // `cargo test` builds the examples (`cargo test --test db` alone does not).
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/probe");
+    assert!(
+        example.exists(),
+        "{} is missing: run the whole `cargo test --release`, or `cargo build --release --example probe` first",
+        example.display()
+    );
+    let site = base4().to_str().unwrap();
+    let db = base4().join("db");
+    for fen in ["B:W18,K12:B3,5", "W:W18,K12:B3,5"] {
+        let out = run(example.to_str().unwrap(), &[db.to_str().unwrap(), fen], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let s = text(&out.stdout);
+        let probe = run(DBPROBE, &["--site", site, fen], "");
+        let p = text(&probe.stdout);
+        let value = p.lines().find_map(|l| l.strip_prefix("value\t")).unwrap();
+        assert!(s.starts_with(&format!("{fen}: {value}\n")), "{s}\n{p}");
+        let mut theirs: Vec<String> = p
+            .lines()
+            .filter_map(|l| l.strip_prefix("move\t"))
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                format!("{}\t{}", f[0], f[f.len() - 1])
+            })
+            .collect();
+        let mut ours: Vec<String> = s.lines().skip(1).map(|l| l.trim().to_string()).collect();
+        theirs.sort();
+        ours.sort();
+        assert_eq!(ours, theirs, "{s}\n{p}");
+    }
+}

@@ -127,6 +127,15 @@ fn planned(site: &Path) -> Vec<Job> {
     jobs
 }
 
+/// A fresh site with `max_attempts` and the plan of 2..4 queued; the jobs it queued.
+fn planned_site(name: &str, max_attempts: u32) -> (PathBuf, Vec<Job>) {
+    let site = fresh_dir(name);
+    write_hosts(&site, max_attempts, "");
+    addq(&site, &["p", "plan", "2..4"]);
+    let plan = planned(&site);
+    (site, plan)
+}
+
 /// Where `job` is now: any of queue, running, done, held.
 fn whereabouts(site: &Path, job: &Job) -> Vec<&'static str> {
     let s = Site::new(site);
@@ -294,10 +303,7 @@ fn twenty_sigkilled_job_processes_lose_nothing_and_change_no_byte() {
 
 #[test]
 fn a_job_killed_once_is_retried_and_its_runners_next_job_leaves_its_records_alone() {
-    let site = fresh_dir("once");
-    write_hosts(&site, 3, "");
-    addq(&site, &["p", "plan", "2..4"]);
-    let plan = planned(&site);
+    let (site, plan) = planned_site("once", 3);
     let mut d = spawn(daemon(&site, 1), &site, "daemon");
     // The first job process that runs for a moment.
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -514,11 +520,8 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
 
 #[test]
 fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
-    let site = fresh_dir("daemon");
     // Every crash of the daemon costs its running jobs an attempt.
-    write_hosts(&site, 20, "");
-    addq(&site, &["p", "plan", "2..4"]);
-    let plan = planned(&site);
+    let (site, plan) = planned_site("daemon", 20);
     let mut rng = nowdb::rng::XorShift::new(20);
     // The last crash is at a hold: one attempt allowed, so the first failure holds its job.
     let points = [
@@ -638,10 +641,7 @@ fn a_hung_job_is_reported_then_killed_and_counted() {
 /// no attempt counted and nothing held.
 #[test]
 fn a_full_disk_costs_no_attempt_waits_for_room_and_changes_no_byte() {
-    let src = fresh_dir("fullsrc");
-    write_hosts(&src, 1, "");
-    addq(&src, &["p", "plan", "2..4"]);
-    let plan = planned(&src);
+    let (src, plan) = planned_site("fullsrc", 1);
     let (mnt, out) = (fresh_dir("fullmnt"), fresh_dir("fullout"));
     let err = out.join("daemon.stderr");
     let (s, o, e, src_s) = (mnt.display(), out.display(), err.display(), src.display());

@@ -120,9 +120,9 @@ fn mails(site: &Path) -> String {
     all
 }
 
-#[test]
-fn crash_return_and_reboot_are_handled_and_mailed() {
-    let site = fresh_dir("crash");
+/// Hosts w1 and w2 answering on two loopback ports (drop a listener and its host stops
+/// answering; bind its port again and it is back), in `hosts.toml` with `more` after them.
+fn two_hosts(site: &Path, more: &str) -> (TcpListener, TcpListener, u16, u16) {
     let w1 = TcpListener::bind("127.0.0.1:0").unwrap();
     let w2 = TcpListener::bind("127.0.0.1:0").unwrap();
     let (p1, p2) = (
@@ -133,11 +133,20 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
         site.join("hosts.toml"),
         format!(
             "[[host]]\nname = \"w1\"\nssh = \"127.0.0.1:{p1}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
-             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
-             [mail]\ntransport = \"file\"\ndir = \"mail/files\"\nfrom = \"nowdb@localhost\"\nto = [\"op@localhost\"]\n"
+             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n{more}"
         ),
     )
     .unwrap();
+    (w1, w2, p1, p2)
+}
+
+#[test]
+fn crash_return_and_reboot_are_handled_and_mailed() {
+    let site = fresh_dir("crash");
+    let (w1, w2, _, p2) = two_hosts(
+        &site,
+        "[mail]\ntransport = \"file\"\ndir = \"mail/files\"\nfrom = \"nowdb@localhost\"\nto = [\"op@localhost\"]\n",
+    );
     let t0 = 1_800_000_000;
     heartbeat(&site, "w1", "boot-A", t0);
     heartbeat(&site, "w2", "boot-A", t0);
@@ -285,18 +294,7 @@ fn a_bad_hosts_toml_is_a_clear_error() {
 #[test]
 fn an_ssh_failure_is_reported_and_the_round_goes_on() {
     let site = fresh_dir("sshfail");
-    let w1 = TcpListener::bind("127.0.0.1:0").unwrap();
-    let p1 = w1.local_addr().unwrap().port();
-    let w2 = TcpListener::bind("127.0.0.1:0").unwrap();
-    let p2 = w2.local_addr().unwrap().port();
-    std::fs::write(
-        site.join("hosts.toml"),
-        format!(
-            "[[host]]\nname = \"w1\"\nssh = \"127.0.0.1:{p1}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
-             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n"
-        ),
-    )
-    .unwrap();
+    let (w1, w2, p1, _) = two_hosts(&site, "");
     let failing = site.join("failing-ssh");
     std::fs::write(
         &failing,
@@ -351,20 +349,7 @@ fn lock_of(path: &Path, host: &str, boot: &str, since: u64) {
 #[test]
 fn a_crashed_or_rebooted_hosts_locks_are_broken_before_its_jobs_are_requeued() {
     let site = fresh_dir("locks");
-    let w1 = TcpListener::bind("127.0.0.1:0").unwrap();
-    let w2 = TcpListener::bind("127.0.0.1:0").unwrap();
-    let (p1, p2) = (
-        w1.local_addr().unwrap().port(),
-        w2.local_addr().unwrap().port(),
-    );
-    std::fs::write(
-        site.join("hosts.toml"),
-        format!(
-            "[[host]]\nname = \"w1\"\nssh = \"127.0.0.1:{p1}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n\
-             [[host]]\nname = \"w2\"\nssh = \"127.0.0.1:{p2}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n"
-        ),
-    )
-    .unwrap();
+    let (w1, w2, _, _) = two_hosts(&site, "");
     let t0 = 1_800_000_000;
     heartbeat(&site, "w1", "boot-A", t0);
     heartbeat(&site, "w2", "boot-A", t0);

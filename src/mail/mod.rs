@@ -32,7 +32,7 @@ pub fn alert(site: &Path, host: &str, subject: &str, body: &str) -> Result<(), S
     let dir = outbox_dir(site);
     let name = format!(
         "{:012}-{host}-{}-{}.txt",
-        crate::runner::record::now_secs(),
+        crate::clock::now_secs(),
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     );

@@ -3,9 +3,9 @@
 use super::start::{StartOptions, dbstart};
 use super::{MonitorOptions, answers, round};
 use crate::cli::{CliError, STOP, output_error};
+use crate::clock::now_secs;
 use crate::hosts::Hosts;
 use crate::mail::Reporter;
-use crate::runner::record::now_secs;
 use crate::solve::Site;
 use std::io::Write;
 use std::sync::atomic::Ordering;

@@ -27,7 +27,7 @@ use crate::hosts::{Host, Hosts};
 use crate::queue::Machine;
 use crate::queue::held::RetryPolicy;
 use crate::queue::lock;
-use crate::runner::record;
+use crate::queue::running as record;
 use crate::solve::Site;
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};

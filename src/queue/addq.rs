@@ -172,7 +172,7 @@ fn plan_command(
                 .filter_map(|(_, l)| job_of(l.as_ref()?)),
         );
     }
-    for (_, rec) in crate::runner::record::read_all(&site_dirs)? {
+    for (_, rec) in crate::queue::running::read_all(&site_dirs)? {
         taken.extend(rec.job().ok().map(|(_, job)| job));
     }
     // Held jobs wait for the operator's release (`addq --release`), not for a new plan.

@@ -11,7 +11,7 @@
 //! is in no queue until an operator releases it (`addq --release`), which puts it back at the
 //! top of its queue with its attempts reset.
 //!
-//! Both records are written inside the lock of the job's queue (`runner::record::settle`),
+//! Both records are written inside the lock of the job's queue (`queue::running::settle`),
 //! with the attempt named after the running record it ends, so a crash between two steps
 //! never counts an attempt twice. A record that does not parse holds its job: it is listed
 //! with the error naming the file, and releasing the job repairs it.

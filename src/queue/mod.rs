@@ -9,6 +9,7 @@ pub mod line;
 pub mod lock;
 pub mod pairs;
 pub mod release;
+pub mod running;
 
 pub use file::{QUEUES, Queue};
 pub use line::{QueueLine, QueuedJob};

@@ -305,7 +305,7 @@ fn queue_missing(
     log: Log,
     jobs: &[QueueLine],
 ) -> Result<()> {
-    let running: Vec<Job> = crate::runner::record::read_all(site)?
+    let running: Vec<Job> = crate::queue::running::read_all(site)?
         .iter()
         .filter_map(|(_, r)| r.job().ok().map(|(_, j)| j))
         .collect();

@@ -24,7 +24,6 @@
 
 use super::child::{self, ChildEnd};
 use super::log::Log;
-use super::record::{self, Ending, RunningRecord, Settled, now_secs, process_start};
 use super::supervise::{self, Children};
 use super::wake::{Room, Wake, watch};
 use crate::cli::STOP;
@@ -32,6 +31,9 @@ use crate::error::{Error, Result};
 use crate::fault;
 use crate::queue::held::{self, Gate, Gates, RetryPolicy};
 use crate::queue::pairs::{self, Readiness};
+use crate::queue::running::{
+    self as record, Ending, RunningRecord, Settled, now_secs, process_start,
+};
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob, done};
 use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};

@@ -27,7 +27,7 @@ impl Log {
     pub fn line(&self, runner: usize, msg: &str) {
         let text = format!(
             "{} {} {}.{runner} {msg}\n",
-            crate::clock::local_time(super::record::now_secs()),
+            crate::clock::local_time(crate::queue::running::now_secs()),
             self.host,
             std::process::id()
         );

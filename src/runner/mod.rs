@@ -5,7 +5,8 @@
 pub mod child;
 pub mod daemon;
 pub mod log;
-pub mod record;
+/// Running records are queue state ([`crate::queue::running`]); kept under this name too.
+pub use crate::queue::running as record;
 mod stuck;
 pub mod supervise;
 mod wake;

@@ -134,7 +134,7 @@ impl StepNote {
             self.steps,
             job.phase,
             job.slice,
-            crate::runner::record::now_secs()
+            crate::clock::now_secs()
         );
         let volatile = crate::files::Durability::Volatile;
         self.written |= crate::files::replace(&self.path, text.as_bytes(), volatile).is_ok();
@@ -354,7 +354,7 @@ mod tests {
         note.step(&que);
         let (what, since) = read_step(&site, &pair).unwrap();
         assert_eq!(what, format!("step 2 que {slice} round 3"));
-        assert!(since.abs_diff(crate::runner::record::now_secs()) < 60);
+        assert!(since.abs_diff(crate::clock::now_secs()) < 60);
         drop(note);
         assert!(!site.job_note_file(&pair).exists());
         let _ = std::fs::remove_dir_all(&dir);

@@ -19,6 +19,15 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
+/// Win/loss/draw counts (Black to move) of one slice or material (`dbstatus counts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueCounts {
+    pub positions: u64,
+    pub win: u64,
+    pub loss: u64,
+    pub draw: u64,
+}
+
 /// Values of positions in finished slices.
 pub trait SolvedValues {
     /// The exact value, Black to move, of `pos`. A position where Black has no piece is a loss.
@@ -118,9 +127,9 @@ impl SolvedSlice {
     }
 
     /// How many positions hold each value.
-    pub fn counts(&self) -> crate::status::ValueCounts {
+    pub fn counts(&self) -> ValueCounts {
         let count = self.index.count();
-        let mut c = crate::status::ValueCounts {
+        let mut c = ValueCounts {
             positions: count,
             ..Default::default()
         };

@@ -3,9 +3,10 @@
 //! the totals with an estimate of the time left.
 
 use crate::cli::{CliError, output_error};
+use crate::clock::now_secs;
 use crate::clock::{local_time, rfc3339};
+use crate::queue::running::{self as record};
 use crate::queue::{QUEUES, Queue, QueueLine, done, pairs};
-use crate::runner::record::{self, now_secs};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::{Phase, Site, checkpoint};
 use std::io::Write;

@@ -40,14 +40,7 @@ pub fn write_plan(pieces: u32, json: bool, out: &mut dyn Write) -> io::Result<()
     )
 }
 
-/// Win/loss/draw counts (Black to move) of one slice or material.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ValueCounts {
-    pub positions: u64,
-    pub win: u64,
-    pub loss: u64,
-    pub draw: u64,
-}
+pub use crate::solve::solved::ValueCounts;
 
 /// Every solved slice under `site` with its counts, in (pieces, name) order.
 pub fn solved_counts(site: &Site) -> Result<Vec<(Slice, ValueCounts)>, String> {

@@ -2,9 +2,9 @@
 
 use super::{WatchOptions, round};
 use crate::cli::{CliError, STOP, output_error};
+use crate::clock::now_secs;
 use crate::hosts::Hosts;
 use crate::mail::Reporter;
-use crate::runner::record::now_secs;
 use crate::solve::Site;
 use std::io::Write;
 use std::sync::atomic::Ordering;

@@ -29,7 +29,7 @@
 pub mod command;
 
 use crate::hosts::Host;
-use crate::runner::record;
+use crate::queue::running as record;
 use crate::solve::Site;
 use std::path::{Path, PathBuf};
 
