@@ -55,7 +55,7 @@ pub enum CliError {
     Failed(String),
     /// Stdout was closed by its reader (`| head`): the reader has what it wanted.
     ClosedOutput,
-    /// Too little disk space (see [`crate::solve::SolveError::NoSpace`]): reported like a
+    /// Too little disk space (see [`crate::error::Error::NoSpace`]): reported like a
     /// failure, with its own exit status [`EXIT_NO_SPACE`].
     NoSpace(String),
 }
@@ -64,11 +64,11 @@ pub enum CliError {
 /// job without charging it an attempt, and waits for room.
 pub const EXIT_NO_SPACE: u8 = 4;
 
-impl From<crate::solve::SolveError> for CliError {
-    fn from(e: crate::solve::SolveError) -> Self {
+impl From<crate::error::Error> for CliError {
+    fn from(e: crate::error::Error) -> Self {
         match e {
-            crate::solve::SolveError::NoSpace(m) => CliError::NoSpace(m),
-            crate::solve::SolveError::Failed(m) => CliError::Failed(m),
+            crate::error::Error::NoSpace(m) => CliError::NoSpace(m),
+            crate::error::Error::Failed(m) => CliError::Failed(m),
         }
     }
 }

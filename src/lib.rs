@@ -22,6 +22,7 @@ pub mod files;
 pub mod hosts;
 pub mod index;
 pub mod inspect;
+pub mod lock;
 pub mod mail;
 pub mod monitor;
 pub mod notation;

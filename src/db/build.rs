@@ -219,17 +219,17 @@ fn read_part(path: &Path) -> Result<(u64, u64, RuleRuns)> {
 /// publishes, the others find the slice published.
 fn assemble(site: &Site, slice: &Slice) -> Result<()> {
     let lock_path = site.db_dir().join("parts").join(format!("{slice}.lock"));
-    let here = crate::queue::Machine::current()
-        .map_err(|e| solve_err!("identifying this machine: {e}"))?;
+    let here =
+        crate::lock::Machine::current().map_err(|e| solve_err!("identifying this machine: {e}"))?;
     let mut events = Vec::new();
-    let lock = crate::queue::LockFile::acquire(
+    let lock = crate::lock::LockFile::acquire(
         &lock_path,
         &here,
         std::time::Duration::from_secs(3600),
         &mut events,
     )
     .map_err(|e| solve_err!("assembling {slice}: {e}"))?;
-    for crate::queue::lock::LockEvent::BrokeStale { path, owner } in events {
+    for crate::lock::LockEvent::BrokeStale { path, owner } in events {
         crate::cli::stderr_line(&format!(
             "broke the stale lock {} of pid {} on {}: its owner is gone",
             path.display(),

@@ -15,7 +15,7 @@
 pub mod config;
 pub use config::{MailConfig, Security, Transport};
 
-use crate::queue::{LockFile, Machine};
+use crate::lock::{LockFile, Machine};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -24,9 +24,9 @@ pub mod start;
 
 use crate::clock::local_time;
 use crate::hosts::{Host, Hosts};
-use crate::queue::Machine;
+use crate::lock;
+use crate::lock::Machine;
 use crate::queue::held::RetryPolicy;
-use crate::queue::lock;
 use crate::queue::running as record;
 use crate::solve::Site;
 use std::io::Write;
@@ -87,31 +87,7 @@ fn write_state(site: &Site, host: &str, s: &HostState) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The heartbeat a host's runners write: its boot id and when.
-pub fn read_heartbeat(site: &Site, host: &str) -> Option<(String, u64)> {
-    let text = std::fs::read_to_string(heartbeat_path(site, host)).ok()?;
-    let (mut boot, mut time) = (None, None);
-    for line in text.lines() {
-        match line.split_once(' ') {
-            Some(("boot_id", v)) => boot = Some(v.to_string()),
-            Some(("time", v)) => time = v.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((boot?, time?))
-}
-
-pub fn heartbeat_path(site: &Site, host: &str) -> PathBuf {
-    site.root().join("heartbeats").join(host)
-}
-
-/// Writes this host's heartbeat (called by the runner daemon).
-pub fn write_heartbeat(site: &Site, host: &str, boot_id: &str, now: u64) -> Result<(), String> {
-    let path = heartbeat_path(site, host);
-    let text = format!("boot_id {boot_id}\ntime {now}\n");
-    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
-        .map_err(|e| format!("{}: {e}", path.display()))
-}
+pub use crate::runner::host_files::{heartbeat_path, read_heartbeat, write_heartbeat};
 
 /// Whether the host's sshd accepts a TCP connection (`ssh` is `host`, `user@host` or
 /// `host:port`; port 22 by default).

@@ -199,7 +199,7 @@ pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, St
 /// environment overrides it, as for the runners).
 pub fn boot_id(host: &Host, opts: &StartOptions) -> Option<String> {
     if host.name == opts.local_host {
-        return crate::queue::Machine::current().ok().map(|m| m.boot_id);
+        return crate::lock::Machine::current().ok().map(|m| m.boot_id);
     }
     let out = ssh(
         host,

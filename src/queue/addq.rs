@@ -4,8 +4,8 @@
 
 use super::file::{Queue, parse_queue_text};
 use super::line::{QueueLine, mini_slices, parse_line};
-use super::lock::Machine;
 use crate::cli::{CliError, output_error};
+use crate::lock::Machine;
 use std::io::Write;
 use std::path::Path;
 

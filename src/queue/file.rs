@@ -5,8 +5,8 @@
 //! queue and never a torn one.
 
 use super::line::{QueueLine, parse_line};
-use super::lock::{LockFile, Machine};
 use crate::error::{Error, Result};
+use crate::lock::{LockFile, Machine};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -112,7 +112,7 @@ impl Queue {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         let mut events = Vec::new();
         let lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
-        for super::lock::LockEvent::BrokeStale { path, owner } in events {
+        for crate::lock::LockEvent::BrokeStale { path, owner } in events {
             log(format!(
                 "broke the stale lock {} of pid {} on {} (boot {}) since {}: its owner is gone",
                 path.display(),

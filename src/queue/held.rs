@@ -18,7 +18,7 @@
 
 use super::file::{Entry, Queue};
 use super::line::{QueueLine, QueuedJob};
-use super::lock::Machine;
+use crate::lock::Machine;
 use crate::solve::{Job, Phase, Site};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -6,7 +6,8 @@ pub mod done;
 pub mod file;
 pub mod held;
 pub mod line;
-pub mod lock;
+/// Lock files sit below the queues (the database build and mail use them too).
+pub use crate::lock;
 pub mod pairs;
 pub mod release;
 pub mod running;

@@ -24,8 +24,8 @@
 use super::done;
 use super::file::Queue;
 use super::line::{QueueLine, QueuedJob, mini_slices};
-use super::lock::{LockFile, Machine};
 use crate::error::{Error, Result};
+use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::{
     Stage, database_stage, mark_verified, next_solving_stage, noio_slice, publish_pair,
@@ -240,7 +240,7 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
     let mut events = Vec::new();
     let lock = LockFile::acquire(&lock_path, here, Duration::from_secs(300), &mut events)
         .map_err(|e| format!("locking pair {pair}: {e}"))?;
-    for super::lock::LockEvent::BrokeStale { path, owner } in events {
+    for crate::lock::LockEvent::BrokeStale { path, owner } in events {
         log(format!(
             "broke the stale lock {} of pid {} on {}",
             path.display(),

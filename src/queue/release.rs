@@ -2,8 +2,8 @@
 //! ([`super::held`]).
 
 use super::held::{self, HeldError};
-use super::lock::Machine;
 use crate::cli::{CliError, output_error};
+use crate::lock::Machine;
 use crate::solve::Site;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;

@@ -408,7 +408,7 @@ impl Daemon<'_> {
 
     /// Whether wswatch has given the machine back to its user (`pause/<host>`).
     fn paused(&self) -> bool {
-        crate::watch::pause_path(self.site, &self.opts.host).exists()
+        super::host_files::pause_path(self.site, &self.opts.host).exists()
     }
 
     /// With `--until-empty`: whether to end (the queues hold no job and nothing runs
@@ -690,7 +690,7 @@ impl Daemon<'_> {
         let mut stalls = supervise::Every::new(supervise::sample_period(stall));
         while !runners_done.load(Ordering::Relaxed) {
             if beat.due()
-                && let Err(e) = crate::monitor::write_heartbeat(
+                && let Err(e) = super::host_files::write_heartbeat(
                     self.site,
                     &self.opts.host,
                     &self.here.boot_id,

@@ -4,6 +4,7 @@
 
 pub mod child;
 pub mod daemon;
+pub mod host_files;
 pub mod log;
 /// Running records are queue state ([`crate::queue::running`]); kept under this name too.
 pub use crate::queue::running as record;

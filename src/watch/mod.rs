@@ -121,10 +121,7 @@ fn write_state(site: &Site, host: &str, s: &WatchState) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// `pause/<host>`: while it exists the host's runners take no job.
-pub fn pause_path(site: &Site, host: &str) -> PathBuf {
-    site.root().join("pause").join(host)
-}
+pub use crate::runner::host_files::pause_path;
 
 /// The latest access time (seconds since the epoch) of the activity devices.
 pub fn last_input(sources: &Sources) -> Option<u64> {
