@@ -1,7 +1,7 @@
 //! `hosts.toml`: the workstations of the pool (1994 paper Appendix C "hosts"), one `[[host]]`
 //! table each, read by `jobrunner` (its queues, runner count and memory) and the monitors.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// One workstation.
@@ -57,7 +57,96 @@ pub struct Hosts {
     pub mail: Option<crate::mail::MailConfig>,
     /// How failed jobs are retried and held, and when a job counts as hung.
     #[serde(default)]
-    pub jobs: crate::queue::held::RetryPolicy,
+    pub jobs: RetryPolicy,
+}
+
+/// The letters of the queues a host may take from (`queue::QUEUES` has their files; a test
+/// there keeps the two equal, so the settings need not import the queues).
+pub const QUEUE_LETTERS: &str = "pnsm";
+
+/// How failed jobs are retried: `hosts.toml`'s `[jobs]` table.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Attempts before a job is held (default 3).
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// Wait after the first failed attempt, doubled after each further one (default 10 s).
+    #[serde(default = "default_backoff")]
+    pub retry_backoff_secs: u64,
+    /// A job process that gets no CPU time for this long (and is not stopped by wswatch) is
+    /// reported as hung; after twice this long it is killed, which uses an attempt (default
+    /// 900 s).
+    #[serde(default = "default_stall")]
+    pub stall_secs: u64,
+}
+
+fn default_max_attempts() -> u32 {
+    3
+}
+
+fn default_backoff() -> u64 {
+    10
+}
+
+fn default_stall() -> u64 {
+    900
+}
+
+/// The longest backoff, however many attempts.
+pub const MAX_BACKOFF_SECS: u64 = 3600;
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: default_max_attempts(),
+            retry_backoff_secs: default_backoff(),
+            stall_secs: default_stall(),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The error names the field, as the rest of `hosts.toml`'s checks do.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_attempts == 0 {
+            return Err("[jobs] max_attempts: must be at least 1".into());
+        }
+        if self.max_attempts > 100 {
+            return Err(format!(
+                "[jobs] max_attempts: {} is more than 100",
+                self.max_attempts
+            ));
+        }
+        if self.retry_backoff_secs > MAX_BACKOFF_SECS {
+            return Err(format!(
+                "[jobs] retry_backoff_secs: {} is more than {MAX_BACKOFF_SECS}",
+                self.retry_backoff_secs
+            ));
+        }
+        if self.stall_secs > 86_400 {
+            return Err(format!(
+                "[jobs] stall_secs: {} is more than a day",
+                self.stall_secs
+            ));
+        }
+        if self.stall_secs < 10 {
+            return Err(format!(
+                "[jobs] stall_secs: {} is too short (at least 10: a job writing a checkpoint \
+                 may wait on the disk that long)",
+                self.stall_secs
+            ));
+        }
+        Ok(())
+    }
+
+    /// Seconds to wait after `attempts` failed attempts before the job may run again.
+    pub fn backoff(&self, attempts: u32) -> u64 {
+        let doubled = self
+            .retry_backoff_secs
+            .saturating_mul(1 << attempts.saturating_sub(1).min(20));
+        doubled.min(MAX_BACKOFF_SECS)
+    }
 }
 
 /// A host name names files (`logs/<host>.log`, `running/<host>-...`) and fields of the
@@ -74,7 +163,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// The site's retry policy: `SITE/hosts.toml`'s `[jobs]`, or the defaults without a
 /// hosts.toml.
-pub fn site_policy(site: &Path) -> Result<crate::queue::held::RetryPolicy, String> {
+pub fn site_policy(site: &Path) -> Result<RetryPolicy, String> {
     let file = site.join("hosts.toml");
     Ok(match file.exists() {
         true => Hosts::load(&file)?.jobs,
@@ -120,7 +209,7 @@ impl Hosts {
                 return Err(bad("queue", "no queue letter (p, n, s or m)".into()));
             }
             for c in h.queue.chars() {
-                if !crate::queue::QUEUES.iter().any(|(l, _)| *l == c) {
+                if !QUEUE_LETTERS.contains(c) {
                     return Err(bad(
                         "queue",
                         format!("{c:?} is not a queue (p prime, n nonprime, s slow, m small)"),

@@ -312,3 +312,12 @@ pub fn parse_queue_text(text: &str) -> std::result::Result<Vec<Entry>, String> {
     }
     Ok(entries)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_settings_know_the_queue_letters() {
+        let letters: String = super::QUEUES.iter().map(|(l, _)| *l).collect();
+        assert_eq!(letters, crate::hosts::QUEUE_LETTERS);
+    }
+}

@@ -24,90 +24,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// How failed jobs are retried: `hosts.toml`'s `[jobs]` table.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct RetryPolicy {
-    /// Attempts before a job is held (default 3).
-    #[serde(default = "default_max_attempts")]
-    pub max_attempts: u32,
-    /// Wait after the first failed attempt, doubled after each further one (default 10 s).
-    #[serde(default = "default_backoff")]
-    pub retry_backoff_secs: u64,
-    /// A job process that gets no CPU time for this long (and is not stopped by wswatch) is
-    /// reported as hung; after twice this long it is killed, which uses an attempt (default
-    /// 900 s).
-    #[serde(default = "default_stall")]
-    pub stall_secs: u64,
-}
-
-fn default_max_attempts() -> u32 {
-    3
-}
-
-fn default_backoff() -> u64 {
-    10
-}
-
-fn default_stall() -> u64 {
-    900
-}
-
-/// The longest backoff, however many attempts.
-const MAX_BACKOFF_SECS: u64 = 3600;
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_attempts: default_max_attempts(),
-            retry_backoff_secs: default_backoff(),
-            stall_secs: default_stall(),
-        }
-    }
-}
-
-impl RetryPolicy {
-    /// The error names the field, as the rest of `hosts.toml`'s checks do.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.max_attempts == 0 {
-            return Err("[jobs] max_attempts: must be at least 1".into());
-        }
-        if self.max_attempts > 100 {
-            return Err(format!(
-                "[jobs] max_attempts: {} is more than 100",
-                self.max_attempts
-            ));
-        }
-        if self.retry_backoff_secs > MAX_BACKOFF_SECS {
-            return Err(format!(
-                "[jobs] retry_backoff_secs: {} is more than {MAX_BACKOFF_SECS}",
-                self.retry_backoff_secs
-            ));
-        }
-        if self.stall_secs > 86_400 {
-            return Err(format!(
-                "[jobs] stall_secs: {} is more than a day",
-                self.stall_secs
-            ));
-        }
-        if self.stall_secs < 10 {
-            return Err(format!(
-                "[jobs] stall_secs: {} is too short (at least 10: a job writing a checkpoint \
-                 may wait on the disk that long)",
-                self.stall_secs
-            ));
-        }
-        Ok(())
-    }
-
-    /// Seconds to wait after `attempts` failed attempts before the job may run again.
-    pub fn backoff(&self, attempts: u32) -> u64 {
-        let doubled = self
-            .retry_backoff_secs
-            .saturating_mul(1 << attempts.saturating_sub(1).min(20));
-        doubled.min(MAX_BACKOFF_SECS)
-    }
-}
+/// The retry policy is the site's setting (`hosts.toml`'s `[jobs]`).
+pub use crate::hosts::RetryPolicy;
 
 /// One failed attempt.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -690,7 +608,7 @@ mod tests {
     fn backoff_doubles_and_is_capped() {
         let p = RetryPolicy::default();
         assert_eq!((p.backoff(1), p.backoff(2), p.backoff(3)), (10, 20, 40));
-        assert_eq!(p.backoff(40), MAX_BACKOFF_SECS);
+        assert_eq!(p.backoff(40), crate::hosts::MAX_BACKOFF_SECS);
         assert!(
             RetryPolicy {
                 max_attempts: 0,
