@@ -19,6 +19,12 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Builds an [`Error`] from a format string (of its kind when the text carries ENOSPC).
+#[macro_export]
+macro_rules! solve_err {
+    ($($arg:tt)*) => { $crate::error::Error::from_message(format!($($arg)*)) };
+}
+
 impl Error {
     /// An I/O error in `context` (a path, "locking q"): "context: error", of the I/O error's
     /// kind.

@@ -35,6 +35,7 @@ pub mod slice;
 pub mod solve;
 pub mod space;
 pub mod status;
+pub mod value;
 pub mod watch;
 
 pub use board::{Color, Move, MoveList, Position};

@@ -154,7 +154,7 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
         s.sort();
         s
     });
-    let report = nowdb::db::check::check_every_position(
+    let report = nowdb::solve::database::check::check_every_position(
         &b.site,
         &db,
         &slices,

@@ -3,8 +3,8 @@
 
 use clap::Parser;
 use nowdb::cli::{CliError, output_error};
-use nowdb::db::report;
 use nowdb::solve::Site;
+use nowdb::solve::database::report;
 use nowdb::{Setup, Slice, inspect};
 use std::process::ExitCode;
 

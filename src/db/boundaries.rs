@@ -7,7 +7,7 @@
 use super::code::{CONTEXTS, SYMBOLS, class_start, symbol_of};
 use super::format::value_code;
 use super::removed::ValueRun;
-use crate::solve::Value;
+use crate::value::Value;
 
 /// Tails up to this long are tried at every split; longer ones at both ends and where a
 /// run's length enters a new length class.

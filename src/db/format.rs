@@ -4,9 +4,10 @@
 use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS, class_start};
 use super::crc32::{Crc32, crc32};
 use super::removed::Removal;
+use crate::error::Result;
 use crate::slice::Slice;
-use crate::solve::{Result, Value};
 use crate::solve_err;
+use crate::value::Value;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -330,7 +331,7 @@ impl SliceFile {
     }
 
     #[cold]
-    fn corrupt(&self, b: usize) -> crate::solve::SolveError {
+    fn corrupt(&self, b: usize) -> crate::error::Error {
         solve_err!(
             "{}: block {b} does not decode (corrupt)",
             self.path.display()

@@ -1,4 +1,6 @@
-//! The compressed database (docs/FORMAT.md): the `build` and `ver` phases and the probe.
+//! The compressed database (docs/FORMAT.md): its files, their writer and the probe. It needs
+//! the rules, the indexing and nothing of the solver: an engine that only probes uses this.
+//! The `build` and `ver` phases that make it are the solver's (`solve::database`).
 //!
 //! - [`removed`]: which positions are not stored (captures, capture threats) and the
 //!   refilled runs of the rest; `boundaries.rs` places the boundary between two runs
@@ -8,19 +10,15 @@
 //!   reader; [`write`]: coding runs into such a file (each slice coded with threat values
 //!   removed and stored, the better kept);
 //! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
-//! - [`build`]: the `build` and `ver` phases.
 
 mod boundaries;
-pub mod build;
 pub mod cache;
-pub mod check;
 pub mod code;
 pub mod crc32;
 mod default_code;
 pub mod format;
 pub mod probe;
 pub mod removed;
-pub mod report;
 pub mod write;
 
 pub use probe::{CaptureCache, Database};

@@ -5,11 +5,12 @@ use super::cache::{BlockCache, SlotHint};
 use super::format::{Block, SliceFile};
 use super::removed::{Kind, removed_threat_children};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::error::{Error, Result};
 use crate::index::SliceIndex;
 use crate::notation::Setup;
 use crate::slice::Slice;
-use crate::solve::{Result, SolveError, Value};
 use crate::solve_err;
+use crate::value::Value;
 use crate::{Color, Position};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -85,7 +86,7 @@ pub struct CaptureCache {
     map: std::collections::HashMap<
         PosKey,
         Value,
-        std::hash::BuildHasherDefault<crate::solve::solved::KeyHasher>,
+        std::hash::BuildHasherDefault<crate::slice::key::KeyHasher>,
     >,
     limit: usize,
     pub hits: u64,
@@ -392,8 +393,7 @@ impl Database {
 
 /// The slices in a database directory, sorted.
 pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
-    let mut slices =
-        crate::solve::site::slice_files(dir, "ndb").map_err(SolveError::from_message)?;
+    let mut slices = crate::slice::key::slice_files(dir, "ndb").map_err(Error::from_message)?;
     slices.sort();
     Ok(slices)
 }
@@ -420,11 +420,10 @@ impl DbLookup {
             memo: CaptureCache::new(1 << 20),
         }
     }
-}
 
-impl crate::solve::solved::SolvedValues for DbLookup {
+    /// The value of `pos` (Black to move), capture positions remembered in this lookup.
     #[inline]
-    fn value(&mut self, pos: &Position) -> Result<Value> {
+    pub fn probe(&mut self, pos: &Position) -> Result<Value> {
         self.db.probe_cached(pos, &mut self.memo)
     }
 }

@@ -10,9 +10,10 @@ use super::format::{
     nominal_bit, value_code,
 };
 use super::removed::{Removal, RuleRuns, ValueRun};
+use crate::error::Result;
 use crate::slice::Slice;
-use crate::solve::{Result, Value};
 use crate::solve_err;
+use crate::value::Value;
 use std::fs::File;
 use std::path::Path;
 

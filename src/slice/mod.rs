@@ -7,6 +7,7 @@
 //! are stored, reversed, in its mirror.
 
 mod deps;
+pub mod key;
 
 pub use deps::{Plan, SlicePair, plan, successor_slices, with_dependencies};
 

@@ -466,7 +466,7 @@ impl Clock<'_> {
 pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     job.validate().map_err(super::SolveError::from_message)?;
     match job.phase {
-        Phase::Build | Phase::Ver => return crate::db::build::run_db_job(site, job, opts),
+        Phase::Build | Phase::Ver => return super::database::build::run_db_job(site, job, opts),
         Phase::Pair => return super::pair_job::run_pair(site, job, opts),
         _ => {}
     }

@@ -91,23 +91,4 @@ impl Site {
     }
 }
 
-/// The slices of the files `<slice>.<extension>` in `dir` (in directory order); a file of
-/// that extension whose name is no slice is an error.
-pub fn slice_files(dir: &Path, extension: &str) -> Result<Vec<Slice>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut slices = Vec::new();
-    for e in entries {
-        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = name
-            .strip_suffix(extension)
-            .and_then(|n| n.strip_suffix('.'))
-        {
-            let s: Slice = stem
-                .parse()
-                .map_err(|err| format!("{}: not a slice file: {err}", e.path().display()))?;
-            slices.push(s);
-        }
-    }
-    Ok(slices)
-}
+pub use crate::slice::key::slice_files;

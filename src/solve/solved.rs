@@ -14,9 +14,8 @@ use crate::index::SliceIndex;
 use crate::slice::is_conversion;
 use crate::solve_err;
 use crate::{Position, Slice};
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
+
 use std::sync::{Arc, Mutex};
 
 /// Win/loss/draw counts (Black to move) of one slice or material (`dbstatus counts`).
@@ -60,41 +59,7 @@ pub fn best_move_value(
     Ok((best, counted))
 }
 
-/// A multiply-shift hasher for the small integer keys of slice lookups (SipHash would cost
-/// more than the lookup it guards).
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
-    }
-}
-
-pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
-
-/// A slice packed into a `u64` key.
-#[inline]
-pub fn slice_key(s: &Slice) -> u64 {
-    let m = s.material;
-    let r = |x: Option<u8>| x.map_or(0xFF, |r| r as u64);
-    (m.bk as u64)
-        | (m.wk as u64) << 8
-        | (m.bm as u64) << 16
-        | (m.wm as u64) << 24
-        | r(s.rb) << 32
-        | r(s.rw) << 40
-}
+pub use crate::slice::key::{KeyHasher, KeyMap, slice_key};
 
 /// One finished slice, held whole in memory (at most 8.4 MB for 6 pieces).
 pub struct SolvedSlice {
@@ -269,5 +234,13 @@ impl SolvedValues for SolvedWorkFiles {
             ));
         }
         Ok(v)
+    }
+}
+
+/// The database as the solver's source of lower slices (`--lower-from-db`).
+impl SolvedValues for crate::db::probe::DbLookup {
+    #[inline]
+    fn value(&mut self, pos: &Position) -> Result<Value> {
+        self.probe(pos)
     }
 }

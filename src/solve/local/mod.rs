@@ -579,7 +579,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     let mut run = opts.run.clone();
     run.solved = Some(solved.clone());
     if opts.database && run.database.is_none() {
-        crate::db::build::ensure_version_file(site)?;
+        crate::solve::database::build::ensure_version_file(site)?;
         run.database = Some(Arc::new(crate::db::Database::open(
             &site.db_dir(),
             256 << 20,

@@ -2,8 +2,8 @@
 //! and database checks.
 
 use super::check::{CheckReport, check_every_position, check_random};
-use super::probe::{Database, side_name};
 use crate::cli::{CliError, output_error};
+use crate::db::probe::{Database, side_name};
 use crate::inspect::move_text;
 use crate::notation::{Setup, format_fen};
 use crate::solve::Site;
@@ -121,7 +121,7 @@ pub fn write_check(
             check_random(site, db, p, n, 0x9E37_79B9_7F4A_7C15, &mut progress).map_err(failed)?
         }
         None => {
-            let slices: Vec<_> = super::probe::list_slices(db.dir())
+            let slices: Vec<_> = crate::db::probe::list_slices(db.dir())
                 .map_err(failed)?
                 .into_iter()
                 .filter(|s| pieces.is_none_or(|p| s.pieces() == p))

@@ -6,12 +6,12 @@
 //! not depend on how the slice was split. `ver` checks every stored value of a range
 //! against its successors read from the compressed database only.
 
-use super::crc32::crc32;
-use super::format::is_current;
-use super::probe::{Database, DbLookup, VERSION_LINE, slice_path};
-use super::removed::{RangeRuns, RuleRuns, ValueRun, classify, range_runs};
-use super::write::write_best_slice;
 use crate::board::MoveList;
+use crate::db::crc32::crc32;
+use crate::db::format::is_current;
+use crate::db::probe::{Database, DbLookup, VERSION_LINE, slice_path};
+use crate::db::removed::{RangeRuns, RuleRuns, ValueRun, classify, range_runs};
+use crate::db::write::write_best_slice;
 use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::solve::phases::{Outcome, PhaseStats, RunOptions};

@@ -1,7 +1,7 @@
 //! Checking the compressed database against the solver's exact values (`solved/`): every
 //! position of some slices, or random positions (`dbprobe --check`).
 
-use super::probe::{CaptureCache, Database};
+use crate::db::probe::{CaptureCache, Database};
 use crate::index::SliceIndex;
 use crate::notation::position_fen;
 use crate::progress::Progress;

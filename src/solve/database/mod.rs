@@ -1,0 +1,7 @@
+//! The solver's database stages and checks, on top of the database's reader and writer
+//! (`crate::db`): the `build` and `ver` phases ([`build`]), the comparison of a database with
+//! the solved slices ([`check`]), and `dbprobe --site`'s reports ([`report`]).
+
+pub mod build;
+pub mod check;
+pub mod report;
