@@ -32,7 +32,9 @@ use std::process::ExitCode;
                   them) back at the top of its queue, attempts reset; or a slice's held jobs \
                   (--release 3113.01), or all of them (--release all)\n\
                   addq --remove 3113.01/lookup-r0-0-32768    forget a held job for good (asks \
-                  first; --yes to skip the question)"
+                  first; --yes to skip the question)\n\n\
+                  Exit status: 0 done; 1 an error (said on stderr); 2 a usage error; 4 a plan \
+                  refused for too little disk space."
 )]
 struct Args {
     /// Queue letter or name: p, n, s, m (prime, nonprime, slow, small).

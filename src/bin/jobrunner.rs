@@ -16,7 +16,11 @@ use std::process::ExitCode;
                   (hosts.toml) until SIGTERM or a stop line\n\
                   jobrunner --site S daemon --until-empty   ... until nothing is left to do\n\
                   jobrunner --site S run noio 3113.01 0 65536 -r 2   one job in the foreground\n\
-                  jobrunner --site S build-local --pieces 5   2..5 pieces in this process"
+                  jobrunner --site S build-local --pieces 5   2..5 pieces in this process\n\n\
+                  Exit status: 0 done; 1 an error (said on stderr); 2 a usage error; 3 the job \
+                  stopped at a checkpoint (SIGTERM or --deadline-secs: run it again to resume; \
+                  a runner requeues it); 4 too little disk space (said with the sizes; a \
+                  runner requeues the job without using an attempt and waits for room)."
 )]
 struct Args {
     #[command(flatten)]
@@ -36,7 +40,8 @@ struct Args {
 #[derive(Subcommand)]
 enum Command {
     /// Run or resume one job, e.g. `noio 3113.01 0 65536 -r 1` (`PHASE SLICE [FIRST LAST]
-    /// [-r ROUND]`). SIGTERM or --deadline-secs checkpoint it and exit with status 3.
+    /// [-r ROUND]`). SIGTERM or --deadline-secs checkpoint it and exit with status 3; too
+    /// little disk space for its pages exits 4 before it writes.
     Run {
         /// The job, as words or one quoted string.
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
