@@ -65,6 +65,12 @@ fn round(site: &Path, now: u64) -> Output {
     round_with(site, now, &fake_ssh(site))
 }
 
+/// [`round`], whose report must say `needle`.
+fn round_saying(site: &Path, now: u64, needle: &str) {
+    let said = text(&round(site, now).stdout);
+    assert!(said.contains(needle), "{needle}: {said}");
+}
+
 /// `wsmonitor --once` on a site whose hosts.toml it must refuse: its error.
 fn refused(site: &Path) -> String {
     let out = Command::new(WSMONITOR)
@@ -170,12 +176,7 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
     assert!(job.exists());
 
     // After the grace it has crashed: its job is back at the top, it is listed, mailed.
-    let out = round(&site, t0 + 700);
-    assert!(
-        text(&out.stdout).contains("host w2 crashed"),
-        "{}",
-        text(&out.stdout)
-    );
+    round_saying(&site, t0 + 700, "host w2 crashed");
     assert!(!job.exists());
     assert_eq!(top_line(&site), "cap 1100.-- 0 992 -n 00");
     assert_eq!(nowdb::monitor::crashed_hosts(&site), vec!["w2".to_string()]);
@@ -206,12 +207,7 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
     // of the old boot are requeued and its runners started.
     let job1 = fake_record(&site, "w1", "boot-A", "lookup 1100.-- -max 01 -s 1 -n 00");
     heartbeat(&site, "w1", "boot-B", t0 + 890);
-    let out = round(&site, t0 + 900);
-    assert!(
-        text(&out.stdout).contains("host w1 rebooted"),
-        "{}",
-        text(&out.stdout)
-    );
+    round_saying(&site, t0 + 900, "host w1 rebooted");
     assert!(!job1.exists());
     assert_eq!(top_line(&site), "lookup 1100.-- 0 992 -n 00");
     assert!(mails(&site).contains("host w1 rebooted"));
@@ -373,12 +369,7 @@ fn a_crashed_or_rebooted_hosts_locks_are_broken_before_its_jobs_are_requeued() {
     // Within the grace nothing is broken.
     round(&site, t0 + 400);
     assert!(queue_lock.exists() && pair_lock.exists() && job.exists());
-    let out = round(&site, t0 + 700);
-    assert!(
-        text(&out.stdout).contains("host w1 crashed"),
-        "{}",
-        text(&out.stdout)
-    );
+    round_saying(&site, t0 + 700, "host w1 crashed");
     assert!(!job.exists());
     assert_eq!(top_line(&site), "cap 1100.-- 0 992 -n 00");
     for broken in [&queue_lock, &pair_lock, &dead_breaker] {
@@ -401,12 +392,7 @@ fn a_crashed_or_rebooted_hosts_locks_are_broken_before_its_jobs_are_requeued() {
     let new_boot_lock = site.join("queues/small.lock");
     lock_of(&new_boot_lock, "w2", "boot-B", t0 + 790);
     heartbeat(&site, "w2", "boot-B", t0 + 795);
-    let out = round(&site, t0 + 800);
-    assert!(
-        text(&out.stdout).contains("host w2 rebooted"),
-        "{}",
-        text(&out.stdout)
-    );
+    round_saying(&site, t0 + 800, "host w2 rebooted");
     assert!(!w2_lock.exists());
     assert!(new_boot_lock.exists());
     drop(w2);

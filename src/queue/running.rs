@@ -437,14 +437,20 @@ mod tests {
         assert_eq!(RunningRecord::parse("host h\n"), None);
     }
 
-    #[test]
-    fn a_record_that_cannot_be_written_leaves_the_job_where_it_was() {
-        let dir = crate::files::test_dir("settle-full");
+    /// A scratch site, and this machine as host `h` of boot `b`.
+    fn test_site(name: &str) -> (PathBuf, Site, Machine) {
+        let dir = crate::files::test_dir(name);
         let site = Site::new(&dir);
         let here = Machine {
             host: "h".into(),
             boot_id: "b".into(),
         };
+        (dir, site, here)
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_written_leaves_the_job_where_it_was() {
+        let (dir, site, here) = test_site("settle-full");
         let rec = RunningRecord {
             host: "h".into(),
             boot_id: "b".into(),
@@ -486,12 +492,7 @@ mod tests {
 
     #[test]
     fn a_job_another_runner_took_is_not_queued_again_and_a_finished_one_not_rerun() {
-        let dir = crate::files::test_dir("settle-twice");
-        let site = Site::new(&dir);
-        let here = Machine {
-            host: "h".into(),
-            boot_id: "b".into(),
-        };
+        let (dir, site, here) = test_site("settle-twice");
         let rec = |pid: u32| RunningRecord {
             host: "h".into(),
             boot_id: "b".into(),

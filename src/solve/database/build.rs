@@ -63,6 +63,15 @@ fn stop_requested(opts: &RunOptions) -> bool {
             .is_some_and(|d| std::time::Instant::now() >= d)
 }
 
+/// A `build` or `ver` job stopped before its end: it keeps no partial state, so it resumes
+/// from its first position.
+fn from_the_start(job: &Job) -> Outcome {
+    Outcome::Stopped {
+        next: job.first,
+        stats: PhaseStats::default(),
+    }
+}
+
 fn parts_dir(site: &Site, slice: &Slice) -> PathBuf {
     site.db_dir().join("parts").join(slice.to_string())
 }
@@ -105,10 +114,7 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let mut at = job.first;
     while at < job.last {
         if stop_requested(opts) {
-            return Ok(Outcome::Stopped {
-                next: job.first,
-                stats: PhaseStats::default(),
-            });
+            return Ok(from_the_start(job));
         }
         let end = (at + STOP_CHECK * 16).min(job.last);
         runs.append(range_runs(&ix, at, end, |i| solved.get(i)));
@@ -318,10 +324,7 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
     let mut at = job.first;
     while at < job.last {
         if stop_requested(opts) {
-            return Ok(Outcome::Stopped {
-                next: job.first,
-                stats: PhaseStats::default(),
-            });
+            return Ok(from_the_start(job));
         }
         let end = (at + STOP_CHECK).min(job.last);
         s.file.for_each_run(at, end, |first, len, stored| {
