@@ -76,10 +76,7 @@ impl From<crate::error::Error> for CliError {
 impl From<String> for CliError {
     /// A message carrying ENOSPC or EDQUOT is [`CliError::NoSpace`].
     fn from(message: String) -> Self {
-        match crate::space::names_full_disk(&message) {
-            true => CliError::NoSpace(message),
-            false => CliError::Failed(message),
-        }
+        crate::error::Error::from_message(message).into()
     }
 }
 

@@ -29,8 +29,12 @@ impl Error {
     /// An I/O error in `context` (a path, "locking q"): "context: error", of the I/O error's
     /// kind.
     pub fn io(context: impl Display, e: io::Error) -> Error {
-        let message = format!("{context}: {e}");
-        match is_no_space(&e) {
+        Error::of_io_kind(&e, format!("{context}: {e}"))
+    }
+
+    /// `message`, of the kind of the I/O error `e`.
+    fn of_io_kind(e: &io::Error, message: String) -> Error {
+        match is_no_space(e) {
             true => Error::NoSpace(message),
             false => Error::Failed(message),
         }
@@ -57,11 +61,6 @@ impl Error {
             Error::Failed(m) => Error::Failed(f(m)),
         }
     }
-
-    /// The same error with `context: ` before its message.
-    pub fn context(self, context: impl Display) -> Error {
-        self.map_message(|m| format!("{context}: {m}"))
-    }
 }
 
 fn is_no_space(e: &io::Error) -> bool {
@@ -73,10 +72,7 @@ fn is_no_space(e: &io::Error) -> bool {
 
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Self {
-        match is_no_space(&e) {
-            true => Error::NoSpace(e.to_string()),
-            false => Error::Failed(e.to_string()),
-        }
+        Error::of_io_kind(&e, e.to_string())
     }
 }
 
@@ -124,11 +120,6 @@ mod tests {
         let gone = Error::io("x", io::Error::from(io::ErrorKind::NotFound));
         assert!(!gone.is_no_space());
         assert!(Error::from(io::Error::from_raw_os_error(122)).is_no_space());
-        assert!(
-            full.context("taking a job")
-                .to_string()
-                .starts_with("taking a job: queues/")
-        );
         let text: String = Error::Failed("bad line".into()).into();
         assert_eq!(text, "bad line");
     }

@@ -83,6 +83,13 @@ impl LockOwner {
         })
     }
 
+    /// The owner named in the lock file at `path`; `None` when there is none or it is torn.
+    fn read(path: &Path) -> Option<LockOwner> {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| LockOwner::parse(&t))
+    }
+
     /// Whether this owner is provably gone, seen from `here`: this boot of this machine and
     /// a pid that no longer exists, or this host under an earlier boot (it rebooted).
     pub fn is_gone(&self, here: &Machine) -> bool {
@@ -172,9 +179,7 @@ impl LockFile {
             if let Some(l) = Self::try_acquire(path, here)? {
                 return Ok(l);
             }
-            let owner = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|t| LockOwner::parse(&t));
+            let owner = LockOwner::read(path);
             if let Some(o) = &owner
                 && o.is_gone(here)
             {
@@ -215,32 +220,15 @@ impl LockFile {
         events: &mut Vec<LockEvent>,
     ) -> io::Result<()> {
         let breaker_path = path.with_extension("break");
-        let read = |p: &Path| {
-            std::fs::read_to_string(p)
-                .ok()
-                .and_then(|t| LockOwner::parse(&t))
-        };
         match Self::try_acquire(&breaker_path, here)? {
             Some(breaker) => {
-                if read(path).as_ref() == Some(stale) {
-                    match std::fs::remove_file(path) {
-                        Ok(()) => events.push(LockEvent::BrokeStale {
-                            path: path.to_path_buf(),
-                            owner: stale.clone(),
-                        }),
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                        Err(e) => {
-                            return Err(io::Error::new(
-                                e.kind(),
-                                format!("{}: {e}", path.display()),
-                            ));
-                        }
-                    }
+                if LockOwner::read(path).as_ref() == Some(stale) {
+                    remove_broken(path, stale, events)?;
                 }
                 breaker.release()
             }
             None => {
-                if let Some(b) = read(&breaker_path)
+                if let Some(b) = LockOwner::read(&breaker_path)
                     && b.is_gone(here)
                 {
                     let _ = std::fs::remove_file(&breaker_path);
@@ -329,7 +317,25 @@ pub struct DeadHost<'a> {
     pub taken_by: Option<u64>,
 }
 
-impl DeadHost<'_> {
+impl<'a> DeadHost<'a> {
+    /// `host` crashed: its locks taken by `silent_since`, when it stopped answering.
+    pub fn crashed(host: &'a str, silent_since: u64) -> Self {
+        DeadHost {
+            host,
+            keep_boot: None,
+            taken_by: Some(silent_since),
+        }
+    }
+
+    /// `host` rebooted into `boot`: its locks of every other boot.
+    pub fn rebooted(host: &'a str, boot: &'a str) -> Self {
+        DeadHost {
+            host,
+            keep_boot: Some(boot),
+            taken_by: None,
+        }
+    }
+
     fn owns(&self, o: &LockOwner) -> bool {
         o.host == self.host
             && self.keep_boot.is_none_or(|b| o.boot_id != b)
@@ -347,48 +353,39 @@ pub fn break_host_locks(
     here: &Machine,
     events: &mut Vec<LockEvent>,
 ) -> io::Result<()> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p)
-            .ok()
-            .and_then(|t| LockOwner::parse(&t))
-    };
     for dir in dirs {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
-        };
-        for entry in entries {
-            let path = entry
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?
-                .path();
+        for (_, path) in crate::files::list(dir)? {
             // Only lock files are read: done/ holds thousands of records beside its locks.
             let kind = path.extension().and_then(|e| e.to_str());
             if !matches!(kind, Some("lock" | "break")) {
                 continue;
             }
-            let Some(owner) = read(&path).filter(|o| dead.owns(o)) else {
+            let Some(owner) = LockOwner::read(&path).filter(|o| dead.owns(o)) else {
                 continue;
             };
             match kind {
                 Some("lock") => LockFile::break_stale(&path, &owner, here, events)?,
                 // A breaker that died holding the `break` lock: nobody else writes this file
-                // while it exists, so the second read cannot race a live owner.
-                Some("break") if read(&path).as_ref() == Some(&owner) => {
-                    match std::fs::remove_file(&path) {
-                        Ok(()) => events.push(LockEvent::BrokeStale { path, owner }),
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                        Err(e) => {
-                            return Err(io::Error::new(
-                                e.kind(),
-                                format!("{}: {e}", path.display()),
-                            ));
-                        }
-                    }
-                }
-                _ => {}
+                // while it exists.
+                _ => remove_broken(&path, &owner, events)?,
             }
         }
     }
     Ok(())
+}
+
+/// Removes the lock file `path` of the gone `owner` and reports it; one removed meanwhile
+/// by someone else is no error.
+fn remove_broken(path: &Path, owner: &LockOwner, events: &mut Vec<LockEvent>) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            events.push(LockEvent::BrokeStale {
+                path: path.to_path_buf(),
+                owner: owner.clone(),
+            });
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(crate::files::with_path(path, e)),
+    }
 }

@@ -57,11 +57,6 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// Whether this is a bar (callers may then say less in their lines).
-    pub fn is_bar(&self) -> bool {
-        matches!(self.kind, Kind::Bar(_))
-    }
-
     /// A line that stays: a start or summary line, a warning (printed above a bar).
     pub fn line(&mut self, text: &str) {
         match &mut self.kind {
@@ -118,7 +113,6 @@ mod tests {
         let (mut out, mut out2) = (Vec::new(), Vec::new());
         {
             let mut p = Progress::lines(&mut out, Duration::from_secs(3600));
-            assert!(!p.is_bar());
             for k in 0..3 {
                 if p.due() {
                     p.update(k, 10, &format!("at {k}"));

@@ -51,8 +51,9 @@ pub fn free(dir: &Path) -> Result<u64, SpaceError> {
     })
 }
 
-/// Fails with [`SpaceError::TooLittle`] unless `needed` bytes are free in `dir`.
-pub fn ensure(dir: &Path, needed: u64, what: &str) -> Result<(), SpaceError> {
+/// Fails with [`SpaceError::TooLittle`] unless `needed` bytes are free in `dir`; the bytes
+/// free.
+pub fn ensure(dir: &Path, needed: u64, what: &str) -> Result<u64, SpaceError> {
     let free = free(dir)?;
     if needed > free {
         return Err(SpaceError::TooLittle {
@@ -62,7 +63,7 @@ pub fn ensure(dir: &Path, needed: u64, what: &str) -> Result<(), SpaceError> {
             free,
         });
     }
-    Ok(())
+    Ok(free)
 }
 
 /// Bytes of `file` not yet backed by disk blocks (a sparse work file's holes), at most `len`.

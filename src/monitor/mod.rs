@@ -276,12 +276,7 @@ fn check_host(
             if let Some(b) = &boot_now {
                 let new_boot = !st.boot_id.is_empty() && *b != st.boot_id;
                 if new_boot {
-                    let dead = lock::DeadHost {
-                        host: name,
-                        keep_boot: Some(b),
-                        taken_by: None,
-                    };
-                    break_dead_locks(site, here, &dead, rep, now)?;
+                    break_dead_locks(site, here, &lock::DeadHost::rebooted(name, b), rep, now)?;
                 }
                 let why = format!("host {name} rebooted while it ran");
                 let jobs = requeue_host_jobs(site, here, name, Some(b), &why, policy, rep, now)?;
@@ -330,11 +325,7 @@ fn check_host(
             );
             // Its locks taken before it went silent die with it; one taken since shows it
             // alive (it wrote to the site), and is left to its owner.
-            let dead = lock::DeadHost {
-                host: name,
-                keep_boot: None,
-                taken_by: Some(st.since),
-            };
+            let dead = lock::DeadHost::crashed(name, st.since);
             break_dead_locks(site, here, &dead, rep, now)?;
             let jobs = requeue_host_jobs(site, here, name, None, &why, policy, rep, now)?;
             add_crashed(site, name, now)?;
@@ -356,12 +347,7 @@ fn check_host(
             let rebooted = boot_now.as_ref().is_some_and(|b| *b != st.boot_id);
             if rebooted {
                 if let Some(b) = boot_now.as_deref() {
-                    let dead = lock::DeadHost {
-                        host: name,
-                        keep_boot: Some(b),
-                        taken_by: None,
-                    };
-                    break_dead_locks(site, here, &dead, rep, now)?;
+                    break_dead_locks(site, here, &lock::DeadHost::rebooted(name, b), rep, now)?;
                 }
                 let why = format!("host {name} rebooted while it ran");
                 let jobs = requeue_host_jobs(

@@ -238,21 +238,17 @@ fn plan_disk(
         }
     }
     let mut disk = crate::solve::disk::DiskNeeds::default();
-    let mut largest = 0;
     for pair in &pairs {
         let slices = pair.slices();
         let solved = slices.iter().all(|s| site.is_solved(s));
         let compressed = crate::solve::stage::database_stage(site, true, &slices)
             != crate::solve::stage::Stage::Build;
         disk.add_pair(site, &slices, solved, compressed);
-        if !solved {
-            largest = largest.max(pair.count());
-        }
     }
     let runners = crate::hosts::Hosts::load(&site.root().join("hosts.toml"))
         .map(|h| h.hosts.iter().map(|h| h.runners).sum::<usize>().max(1))
         .unwrap_or(2);
-    disk.add_queues(runners, largest);
+    disk.add_queues(runners);
     Ok(disk)
 }
 

@@ -12,6 +12,7 @@
 //! caught here; its checkpoints show it in `dbstatus runners`.)
 
 use super::child::Interventions;
+use crate::procfs::{Activity, activity};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -51,18 +52,13 @@ pub enum Event {
     },
 }
 
-/// CPU ticks plus I/O bytes and the state letter of a process (see [`crate::procfs`]).
-fn cpu_and_state(pid: u32) -> Option<(u64, char)> {
-    crate::procfs::activity(pid).map(|a| (a.work, a.state))
-}
-
 fn signal(pid: u32, sig: nix::sys::signal::Signal) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
 }
 
 impl Children {
     pub fn add(&self, pid: u32, runner: usize, line: &str) {
-        let cpu = cpu_and_state(pid).map_or(0, |c| c.0);
+        let cpu = activity(pid).map_or(0, |a| a.work);
         self.map.lock().expect("children").insert(
             pid,
             Watched {
@@ -100,7 +96,7 @@ impl Children {
     pub fn check_stalls(&self, stall: Duration) -> Vec<Event> {
         let mut events = Vec::new();
         for (&pid, w) in self.map.lock().expect("children").iter_mut() {
-            let Some((cpu, state)) = cpu_and_state(pid) else {
+            let Some(Activity { work: cpu, state }) = activity(pid) else {
                 continue;
             };
             if cpu != w.cpu || state == 'T' || state == 't' {

@@ -25,6 +25,8 @@ pub struct DiskNeeds {
     pub work: u64,
     pub database: u64,
     pub queues: u64,
+    /// Positions of the largest pair not yet solved (its position queues are the largest).
+    largest_unsolved: u64,
 }
 
 /// Positions per byte assumed for a compressed slice (see the module documentation).
@@ -40,22 +42,23 @@ impl DiskNeeds {
     /// Adds a pair: `solved` when its work files are done, `compressed` when its database
     /// files are.
     pub fn add_pair(&mut self, site: &Site, slices: &[Slice], solved: bool, compressed: bool) {
+        let count: u64 = slices.iter().map(|s| s.count()).sum();
         if !solved {
             for s in slices {
                 let len = file_len(s.count());
                 self.work += space::still_to_allocate(&site.work_file(s), len);
             }
+            self.largest_unsolved = self.largest_unsolved.max(count);
         }
         if !compressed {
-            let count: u64 = slices.iter().map(|s| s.count()).sum();
             self.database += count.div_ceil(DB_POSITIONS_PER_BYTE);
         }
     }
 
-    /// Scratch for the position queues of `runners` runners on pairs of up to `largest`
-    /// positions.
-    pub fn add_queues(&mut self, runners: usize, largest: u64) {
-        self.queues = runners as u64 * largest * QUEUE_BYTES_PER_POSITION;
+    /// Scratch for the position queues of `runners` runners, each on a pair as large as the
+    /// largest one added that is not solved yet.
+    pub fn add_queues(&mut self, runners: usize) {
+        self.queues = runners as u64 * self.largest_unsolved * QUEUE_BYTES_PER_POSITION;
     }
 
     /// The log line: the total and its parts.
@@ -69,9 +72,8 @@ impl DiskNeeds {
         )
     }
 
-    /// Fails unless the site's disk has room for all of it.
+    /// Fails unless the site's disk has room for all of it; the bytes free.
     pub fn check(&self, site: &Site, what: &str) -> Result<u64, SpaceError> {
-        space::ensure(site.root(), self.total(), what)?;
-        space::free(site.root())
+        space::ensure(site.root(), self.total(), what)
     }
 }

@@ -2,7 +2,7 @@
 //! takes the first runnable job of its queues, runs it in a child process at low priority,
 //! records it in `done/`, and moves the job's slice pair on (`queue::pairs::advance`).
 //!
-//! - Taking a line writes the running record inside the queue's lock (`record.rs`), named
+//! - Taking a line writes the running record inside the queue's lock (`queue/running.rs`), named
 //!   after this runner, its take and the job, so no other job ever writes it.
 //! - The child is `jobrunner run JOB` at nice 19 in the idle I/O class (the paper's
 //!   background computations), told to stop (SIGTERM) if this runner dies; its output goes
@@ -12,6 +12,8 @@
 //!   the explicit-range form. Anything else is a failed attempt (`record::settle`): the job
 //!   goes back to the top after a backoff, or is held after `max_attempts` and the operator
 //!   is mailed once with every attempt's reason and the command that releases it.
+//!   Exit 4 (too little disk space) and a full disk met by the runner's own files cost no
+//!   attempt: the job goes back to the top and the host's runners wait for room.
 //! - A `stop` line ends the runner that takes it. SIGTERM stops every runner at a checkpoint.
 //! - Idle runners wait for a change of a queue file or a stage record (inotify through
 //!   `notify`) or the poll interval, whichever comes first: inotify does not see other

@@ -514,23 +514,19 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     let mut db_total = 0;
     let mut done = 0;
     let mut disk = DiskNeeds::default();
-    let mut largest = 0;
     for pair in &order {
         let slices = pair.slices();
         finish_interrupted_publish(site, &slices)?;
         let solved = slices.iter().all(|s| site.is_solved(s));
         let count: u64 = slices.iter().map(|s| s.count()).sum();
-        let compressed = database_stage(site, opts.database, &slices) != Stage::Build;
-        disk.add_pair(site, &slices, solved, compressed);
-        if !solved {
-            largest = largest.max(count);
-        }
+        let db_stage = database_stage(site, opts.database, &slices);
+        disk.add_pair(site, &slices, solved, db_stage != Stage::Build);
         total += count;
         if solved {
             already += slices.len();
             done += count;
         }
-        db_total += match (solved, database_stage(site, opts.database, &slices)) {
+        db_total += match (solved, db_stage) {
             (_, Stage::Done) if solved => 0,
             (true, Stage::Built) => count,
             _ if opts.database => 2 * count,
@@ -547,7 +543,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         });
     }
     let nslices: usize = pairs.iter().map(|p| p.slices.len()).sum();
-    disk.add_queues(opts.runners, largest);
+    disk.add_queues(opts.runners);
     let free = disk.check(site, &format!("build 2..{} pieces", opts.pieces))?;
     // Nothing is written before the check.
     site.create_dirs()
