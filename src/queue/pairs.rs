@@ -27,51 +27,25 @@ use super::line::{QueueLine, QueuedJob, mini_slices};
 use crate::error::{Error, Result};
 use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
+use crate::solve::stage::machine::{self, Effect, Facts};
 use crate::solve::stage::{
-    Stage, database_stage, mark_verified, next_solving_stage, noio_slice, publish_pair,
-    round_changes, verified_marker,
+    Stage, below_verified, mark_verified, publish_pair, que_input, reached, read_record,
+    round_changes, verified_marker, write_record,
 };
-use crate::solve::{Job, Phase, PhaseStats, Site, posqueue};
+use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Positions per job when a runner queues a stage (as `addq`'s default).
 pub const STAGE_JOB_POSITIONS: u64 = 10_000_000;
-/// Position-queue entries per `que` job.
-const QUE_JOB_ENTRIES: u64 = 1 << 20;
-/// Passes go on while they resolve at least 1/16 of what they look at (as the local build).
-const QUE_RATIO: u64 = 16;
 
-fn stage_path(site: &Site, pair: &SlicePair) -> PathBuf {
-    site.root().join("done").join(format!("{}.stage", pair.0))
-}
-
-/// The stage a pair has reached. With no record yet it is read off the site: `cap` for a
-/// pair not in `solved/`; for one solved by other means (the local build) its database stage.
+/// The stage a pair has reached: its record (`done/<first slice>.stage`) and the site's
+/// files ([`reached`]): `cap` for a pair with neither; for one solved by other means (the
+/// local build) its database stage.
 pub fn read_stage(site: &Site, pair: &SlicePair) -> Result<Stage> {
-    let path = stage_path(site, pair);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Stage::parse_record(&text).ok_or_else(|| {
-            Error::Failed(format!("{}: corrupt stage record {text:?}", path.display()))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let slices = pair.slices();
-            Ok(if slices.iter().all(|s| site.is_solved(s)) {
-                database_stage(site, true, &slices)
-            } else {
-                Stage::Cap
-            })
-        }
-        Err(e) => Err(Error::io(path.display(), e)),
-    }
-}
-
-fn write_stage(site: &Site, pair: &SlicePair, stage: Stage) -> Result<()> {
-    let path = stage_path(site, pair);
-    let text = stage.record_text();
-    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
-        .map_err(|e| Error::io(path.display(), e))
+    let slices = pair.slices();
+    reached(site, &slices, true, read_record(site, &slices)?)
 }
 
 /// The stage a job belongs to.
@@ -84,7 +58,7 @@ fn stage_of(job: &Job) -> Stage {
         Phase::Que => Stage::Que(job.round),
         Phase::Fill => Stage::Fill,
         Phase::Build => Stage::Build,
-        Phase::Ver => Stage::Built,
+        Phase::Ver => Stage::Ver,
         // Runnable by its own rule (Readiness::runnable), whatever the stage.
         Phase::Pair => Stage::Cap,
     }
@@ -202,14 +176,16 @@ fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool> {
         Stage::Cap => all(Phase::Cap, 0),
         Stage::WinMove => all(Phase::WinMove, 0),
         Stage::Lookup => all(Phase::Lookup, 0),
-        Stage::NoIo(r) => done::is_complete(site, &noio_slice(slices, r), Phase::NoIo, r),
+        Stage::NoIo(r) => done::is_complete(site, &machine::noio_slice(slices, r), Phase::NoIo, r),
         Stage::Que(r) => all(Phase::Que, r),
         Stage::Fill => all(Phase::Fill, 0),
         // The last build job of a slice assembles its file.
         Stage::Build => Ok(slices
             .iter()
             .all(|s| crate::db::probe::slice_path(&site.db_dir(), s).exists())),
-        Stage::Built => all(Phase::Ver, 0),
+        // No work: the state machine moves on once the pairs below are verified.
+        Stage::Built => Ok(true),
+        Stage::Ver => all(Phase::Ver, 0),
         _ => Ok(false),
     }
 }
@@ -248,39 +224,42 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
             owner.host
         ));
     }
-    let err = |e: crate::solve::SolveError| e.to_string();
-    loop {
-        let stage = read_stage(site, &pair)?;
-        if !stage_complete(site, &slices, stage)? {
+    let mut stage = read_stage(site, &pair)?;
+    while stage_complete(site, &slices, stage)? {
+        let facts = Facts {
+            changed: match stage {
+                Stage::NoIo(r) | Stage::Que(r) => round_changes(site, &slices, r)?,
+                _ => 0,
+            },
+            looked: round_looked(site, &slices, stage)?,
+            below_verified: stage == Stage::Built && below_verified(site, &pair),
+            built: stage == Stage::Fill
+                && slices
+                    .iter()
+                    .all(|s| crate::solve::stage::files::is_built(site, s)),
+            ..Facts::new(slices.len())
+        };
+        let t = machine::after(stage, &facts);
+        if t.next == stage {
             break;
         }
-        let next = match stage {
-            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
-                next_solving_stage(stage, &slices, QUE_RATIO, |r| {
-                    let changed = round_changes(site, &slices, r)?;
-                    let looked = round_looked(site, &slices, stage)?;
-                    Ok((changed, looked))
-                })
-                .map_err(err)?
-            }
-            Stage::Fill => {
-                publish_pair(site, &slices, false).map_err(err)?;
+        match t.effect {
+            Some(Effect::Publish) => {
+                publish_pair(site, &slices, false)?;
                 log(format!("published {pair} to solved/"));
-                Stage::Build
             }
-            Stage::Build => Stage::Built,
-            Stage::Built => {
-                mark_verified(site, &slices).map_err(err)?;
+            Some(Effect::MarkVerified) => {
+                mark_verified(site, &slices)?;
                 log(format!("verified {pair} in db/"));
-                Stage::Done
             }
-            _ => break,
-        };
+            None => {}
+        }
+        let next = t.next;
         let jobs = stage_jobs(site, &slices, next, here)?;
         if !jobs.is_empty() {
             queue_missing(site, queue, here, log, &jobs)?;
         }
-        write_stage(site, &pair, next)?;
+        write_record(site, &slices, next, crate::files::Durability::Full)?;
         log(format!(
             "pair {pair}: {} complete, now {}{}",
             stage.record_text(),
@@ -290,6 +269,7 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
                 n => format!(" ({n} jobs queued at the top of {})", queue.name),
             }
         ));
+        stage = next;
     }
     lock.release()
         .map_err(|e| Error::io(format_args!("unlocking pair {pair}"), e))
@@ -341,48 +321,34 @@ fn queue_missing(
 }
 
 /// The jobs a runner queues when the pair enters `stage`: none for the stages `addq plan`
-/// queues itself.
+/// queues itself ([`machine::queued_by_plan`]). A `que` round with no input on a slice is
+/// complete there at once: its done record is written instead.
 fn stage_jobs(
     site: &Site,
     slices: &[Slice],
     stage: Stage,
     here: &Machine,
 ) -> Result<Vec<QueueLine>> {
-    let pair = slices.len() == 2;
+    crate::solve::stage::files::enter(site, slices, stage)?;
+    if machine::queued_by_plan(stage, slices.len()) {
+        return Ok(Vec::new());
+    }
+    let work = machine::work(stage, slices, |s, r| que_input(site, s, r), |_| false)?;
     let mut lines = Vec::new();
-    let mut whole = |phase: Phase, s: Slice, round: u32| {
-        lines.extend(
-            mini_slices(phase, false, s, round, STAGE_JOB_POSITIONS)
-                .into_iter()
-                .map(QueueLine::Job),
-        )
-    };
-    match stage {
-        Stage::NoIo(1) => {}
-        Stage::NoIo(2) if pair => {}
-        Stage::NoIo(r) => whole(Phase::NoIo, noio_slice(slices, r), r),
-        Stage::Fill => slices.iter().for_each(|s| whole(Phase::Fill, *s, 1)),
-        Stage::Que(r) => {
-            for s in slices {
-                posqueue::remove_rounds_before(site, s, r.saturating_sub(1))
-                    .map_err(|e| e.to_string())?;
+    for w in work {
+        if w.is_empty() {
+            let job = Job::whole(w.phase, w.slice, w.round);
+            done::write(site, &job, &PhaseStats::default(), &here.host, 0.0)?;
+        } else if w.phase == Phase::Que {
+            let jobs = Job::split(w.phase, w.slice, w.round, w.que_jobs());
+            for (k, j) in jobs.iter().enumerate() {
+                lines.push(QueueLine::Job(QueuedJob::explicit(j, k as u32)));
             }
-            for s in slices {
-                let input =
-                    posqueue::round_entries(site, &s.mirror(), r - 1).map_err(|e| e.to_string())?;
-                if input == 0 {
-                    // Nothing to re-evaluate: the round is done on this slice.
-                    let job = Job::whole(Phase::Que, *s, r);
-                    done::write(site, &job, &PhaseStats::default(), &here.host, 0.0)?;
-                    continue;
-                }
-                let n = input.div_ceil(QUE_JOB_ENTRIES);
-                for (k, j) in Job::split(Phase::Que, *s, r, n).iter().enumerate() {
-                    lines.push(QueueLine::Job(QueuedJob::explicit(j, k as u32)));
-                }
-            }
+        } else {
+            let round = w.round.max(1);
+            let jobs = mini_slices(w.phase, false, w.slice, round, STAGE_JOB_POSITIONS);
+            lines.extend(jobs.into_iter().map(QueueLine::Job));
         }
-        _ => {}
     }
     Ok(lines)
 }
@@ -434,33 +400,50 @@ pub fn plan_lines(
             .iter()
             .map(|s| done::names(site, s))
             .collect::<Result<_>>()?;
-        let started = stage_path(site, pair).exists() || records.iter().any(|r| !r.is_empty());
-        let phase_started =
-            |k: usize, phase: Phase| records[k].iter().any(|(_, n)| n.phase == phase);
+        let started = crate::solve::stage::record_path(site, &slices).exists()
+            || records.iter().any(|r| !r.is_empty());
+        let phase_started = |s: &Slice, phase: Phase| {
+            let k = slices
+                .iter()
+                .position(|x| x == s)
+                .expect("a slice of the pair");
+            records[k].iter().any(|(_, n)| n.phase == phase)
+        };
         let untouched = !started && !slices.iter().all(|s| site.is_solved(s));
         if untouched && pair.count() < pair_below {
             add(Phase::Pair, false, 1, slices[0]);
             continue;
         }
-        if untouched {
-            for phase in [Phase::Cap, Phase::WinMove, Phase::Lookup] {
-                for s in &slices {
-                    add(phase, false, 1, *s);
+        let none = |_: &Slice, _: u32| Ok::<u64, Error>(0);
+        let solving = [
+            Stage::Cap,
+            Stage::WinMove,
+            Stage::Lookup,
+            Stage::NoIo(1),
+            Stage::NoIo(2),
+        ];
+        for stage in solving.into_iter().filter(|_| untouched) {
+            if !machine::queued_by_plan(stage, slices.len()) {
+                continue;
+            }
+            for w in machine::work(stage, &slices, none, |_| false)? {
+                // The paper's notation: the second pass runs on the mirror of the first slice.
+                let mirror = w.slice != slices[0];
+                match w.phase {
+                    Phase::NoIo => add(w.phase, mirror, w.round, slices[0]),
+                    _ => add(w.phase, false, 1, w.slice),
                 }
             }
-            add(Phase::NoIo, false, 1, slices[0]);
-            if slices.len() == 2 {
-                add(Phase::NoIo, true, 2, slices[0]);
-            }
         }
-        for (k, s) in slices.iter().enumerate() {
-            if !crate::db::probe::slice_path(&db, s).exists() && !phase_started(k, Phase::Build) {
-                add(Phase::Build, false, 1, *s);
-            }
+        let built = |s: &Slice| {
+            crate::db::probe::slice_path(&db, s).exists() || phase_started(s, Phase::Build)
+        };
+        for w in machine::work(Stage::Build, &slices, none, built)? {
+            add(w.phase, false, 1, w.slice);
         }
-        for (k, s) in slices.iter().enumerate() {
-            if !verified_marker(site, s).exists() && !phase_started(k, Phase::Ver) {
-                add(Phase::Ver, false, 1, *s);
+        for w in machine::work(Stage::Ver, &slices, none, |_| false)? {
+            if !verified_marker(site, &w.slice).exists() && !phase_started(&w.slice, Phase::Ver) {
+                add(w.phase, false, 1, w.slice);
             }
         }
     }

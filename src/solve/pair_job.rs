@@ -18,20 +18,15 @@
 //! slices and the compressed files cross the network.
 
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
-use super::posqueue;
 use super::stage::{
-    Stage, finish_interrupted_publish, mark_verified, next_solving_stage, noio_slice, publish_pair,
-    remove_checkpoints, round_changes, verified_marker,
+    Effect, Facts, Stage, database_stage, discard_work, finish_interrupted_publish, mark_verified,
+    publish_pair, que_input, round_changes,
 };
-use super::{Job, Phase, Result, Site};
+use super::{Job, Result, Site};
 use crate::slice::{Slice, SlicePair};
 use crate::solve_err;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-/// `noio` passes go on while they resolve at least 1/16 of what they look at (as the other
-/// builds; the decision changes the work, never the values).
-const QUE_RATIO: u64 = 16;
 
 /// A local directory standing in for the site while a pair job works: its own `work/`, and
 /// the site's `solved/` and `db/` through symbolic links. Removed when dropped (the links
@@ -175,7 +170,8 @@ pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     })
 }
 
-/// The stages of [`run_pair`], with the pair's work in `work` (the site or a scratch).
+/// The stages of [`run_pair`], with the pair's work in `work` (the site or a scratch),
+/// walked through the pair state machine ([`super::stage::machine`]).
 fn run_stages(
     site: &Site,
     work: &Site,
@@ -183,45 +179,62 @@ fn run_stages(
     opts: &RunOptions,
     note: &mut StepNote,
 ) -> Result<Outcome> {
-    let scratch = !std::ptr::eq(site, work);
     let mut total = PhaseStats::default();
-    let stopped = |stats: PhaseStats| Outcome::Stopped { next: 0, stats };
     settle_interrupted_publish(site, slices)?;
-    if !slices.iter().all(|s| site.is_solved(s)) {
-        let opts = RunOptions {
-            durable: false,
-            ..opts.clone()
-        };
-        if scratch {
-            // What an attempt without scratch left in the site is of no use now.
+    let mut stage = match slices.iter().all(|s| site.is_solved(s)) {
+        true => database_stage(site, true, slices),
+        false => {
+            // Whatever an interrupted attempt left was never synced: start again (and what
+            // an attempt without scratch left in the site is of no use now).
             discard_work(site, slices)?;
+            discard_work(work, slices)?;
+            Stage::Cap
         }
-        if !solve(work, slices, &opts, &mut total, note)? {
-            return Ok(stopped(total));
-        }
-        publish_pair(work, slices, true)?;
-    }
-    let db = site.db_dir();
-    for s in slices {
-        if !crate::db::probe::slice_path(&db, s).exists()
-            && !run(
-                work,
-                Job::whole(Phase::Build, *s, 0),
-                opts,
-                &mut total,
-                note,
-            )?
-        {
-            return Ok(stopped(total));
-        }
-    }
-    if !slices.iter().all(|s| verified_marker(site, s).exists()) {
-        for s in slices {
-            if !run(work, Job::whole(Phase::Ver, *s, 0), opts, &mut total, note)? {
-                return Ok(stopped(total));
+    };
+    let solving = RunOptions {
+        durable: false,
+        ..opts.clone()
+    };
+    // The job was runnable: every pair below is verified.
+    let mut facts = Facts {
+        below_verified: true,
+        ..Facts::new(slices.len())
+    };
+    let built = |s: &Slice| super::stage::files::is_built(site, s);
+    while stage != Stage::Done {
+        super::stage::files::enter(work, slices, stage)?;
+        let run_opts = match stage.rank() <= Stage::Fill.rank() {
+            true => &solving,
+            false => opts,
+        };
+        let mut looked = 0;
+        for w in super::stage::machine::work(stage, slices, |s, r| que_input(work, s, r), built)? {
+            if w.is_empty() {
+                continue;
             }
+            let before = total.looked;
+            let job = Job::whole(w.phase, w.slice, w.round);
+            if !run(work, job, run_opts, &mut total, note)? {
+                return Ok(Outcome::Stopped {
+                    next: 0,
+                    stats: total,
+                });
+            }
+            looked += total.looked - before;
         }
-        mark_verified(site, slices)?;
+        facts.looked = looked;
+        facts.changed = match stage {
+            Stage::NoIo(r) | Stage::Que(r) => round_changes(work, slices, r)?,
+            _ => 0,
+        };
+        facts.built = slices.iter().all(built);
+        let t = super::stage::machine::after(stage, &facts);
+        match t.effect {
+            Some(Effect::Publish) => publish_pair(work, slices, true)?,
+            Some(Effect::MarkVerified) => mark_verified(site, slices)?,
+            None => {}
+        }
+        stage = t.next;
     }
     Ok(Outcome::Done(total))
 }
@@ -265,79 +278,10 @@ fn run(
     }
 }
 
-/// Removes the pair's work files, position queues and checkpoints.
-fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
-    for s in slices {
-        let work = site.work_file(s);
-        match std::fs::remove_file(&work) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(solve_err!("{}: {e}", work.display()));
-            }
-            _ => {}
-        }
-        let _ = std::fs::remove_dir_all(site.queue_dir(s));
-    }
-    remove_checkpoints(site, slices)
-}
-
-/// Solves the pair from nothing up to `fill`; false when stopped on the way.
-fn solve(
-    site: &Site,
-    slices: &[Slice],
-    opts: &RunOptions,
-    total: &mut PhaseStats,
-    note: &mut StepNote,
-) -> Result<bool> {
-    // Whatever an interrupted attempt left was never synced: start again.
-    discard_work(site, slices)?;
-    let mut stage = Stage::Cap;
-    loop {
-        let mut jobs = Vec::new();
-        match stage {
-            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::Fill => {
-                let phase = match stage {
-                    Stage::Cap => Phase::Cap,
-                    Stage::WinMove => Phase::WinMove,
-                    Stage::Lookup => Phase::Lookup,
-                    _ => Phase::Fill,
-                };
-                jobs.extend(slices.iter().map(|s| Job::whole(phase, *s, 0)));
-            }
-            Stage::NoIo(pass) => {
-                jobs.push(Job::whole(Phase::NoIo, noio_slice(slices, pass), pass));
-            }
-            Stage::Que(round) => {
-                for s in slices {
-                    posqueue::remove_rounds_before(site, s, round - 1)?;
-                }
-                for s in slices {
-                    if posqueue::round_entries(site, &s.mirror(), round - 1)? > 0 {
-                        jobs.push(Job::whole(Phase::Que, *s, round));
-                    }
-                }
-            }
-            other => unreachable!("not a solving stage: {other:?}"),
-        }
-        let mut looked = 0;
-        for job in jobs {
-            let before = total.looked;
-            if !run(site, job, opts, total, note)? {
-                return Ok(false);
-            }
-            looked += total.looked - before;
-        }
-        if stage == Stage::Fill {
-            return Ok(true);
-        }
-        stage = next_solving_stage(stage, slices, QUE_RATIO, |r| {
-            Ok((round_changes(site, slices, r)?, looked))
-        })?;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solve::Phase;
 
     #[test]
     fn a_long_pair_job_notes_its_step_and_removes_the_note_at_its_end() {

@@ -11,11 +11,12 @@
 
 use super::disk::DiskNeeds;
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
-use super::posqueue;
 use super::solved::SolvedStore;
+use super::stage::files::{enter as enter_files, is_built};
+use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
-    Stage, database_stage, finish_interrupted_publish, mark_verified, next_solving_stage,
-    noio_slice, publish_pair, remove_checkpoints, round_changes,
+    Stage, database_stage, discard_work, finish_interrupted_publish, mark_verified, publish_pair,
+    que_input, reached, read_record, round_changes, write_record,
 };
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
@@ -69,7 +70,7 @@ impl Default for BuildOptions {
             run: RunOptions::default(),
             job_positions: 4 << 20,
             verify: false,
-            que_ratio: 16,
+            que_ratio: machine::QUE_RATIO,
             progress_every: Duration::from_secs(2),
             small_pair: 1 << 21,
             only: Vec::new(),
@@ -167,49 +168,13 @@ impl Builder<'_> {
         sh.pairs[p].running += 1;
     }
 
-    fn stage_file(&self, slices: &[Slice]) -> std::path::PathBuf {
-        self.site
-            .root()
-            .join("work/ckpt")
-            .join(format!("pair-{}-.stage", slices[0]))
-    }
-
-    /// The stage a durable pair had reached when the build was interrupted. Resuming there
-    /// (rather than replaying the decisions) matters: queue files of early rounds are gone.
-    fn recorded_stage(&self, slices: &[Slice]) -> Result<Option<Stage>> {
-        if self.is_small(slices) {
-            return Ok(None);
-        }
-        let path = self.stage_file(slices);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(solve_err!("{}: {e}", path.display())),
-        };
-        match Stage::parse_record(&text) {
-            Some(stage)
-                if stage.rank() >= Stage::Cap.rank() && stage.rank() <= Stage::Fill.rank() =>
-            {
-                Ok(Some(stage))
-            }
-            _ => Err(solve_err!(
-                "{}: corrupt stage record {text:?}",
-                path.display()
-            )),
-        }
-    }
-
+    /// Records a durable pair's solving stage: resuming there (rather than replaying the
+    /// decisions) matters, as the queue files of early rounds are gone.
     fn record_stage(&self, slices: &[Slice], stage: Stage, durable: bool) -> Result<()> {
-        if !durable {
+        if !durable || !(Stage::Cap.rank()..=Stage::Fill.rank()).contains(&stage.rank()) {
             return Ok(());
         }
-        if !(Stage::Cap.rank()..=Stage::Fill.rank()).contains(&stage.rank()) {
-            return Ok(());
-        }
-        let text = stage.record_text();
-        let path = self.stage_file(slices);
-        crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Data)
-            .map_err(|e| solve_err!("{}: {e}", path.display()))
+        write_record(self.site, slices, stage, crate::files::Durability::Data)
     }
 
     /// Queues the jobs of `stage` for pair `p` (or moves on when a stage has none).
@@ -217,52 +182,16 @@ impl Builder<'_> {
         let slices = sh.pairs[p].slices.clone();
         let durable = !self.is_small(&slices);
         if stage == Stage::Cap && !durable {
-            self.discard_work(&slices)?;
+            // A small pair's files were not synced: they cannot be trusted after a crash.
+            discard_work(self.site, &slices)?;
         }
         self.record_stage(&slices, stage, durable)?;
-        if let Stage::Que(r) | Stage::NoIo(r) = stage {
-            for s in &slices {
-                posqueue::remove_rounds_before(self.site, s, r.saturating_sub(1))?;
-            }
-        }
+        enter_files(self.site, &slices, stage)?;
         sh.pairs[p].stage = stage;
         sh.pairs[p].stage_stats = vec![PhaseStats::default(); slices.len()];
-        let mut jobs = Vec::new();
         match stage {
-            Stage::Cap
-            | Stage::WinMove
-            | Stage::Lookup
-            | Stage::Fill
-            | Stage::Build
-            | Stage::Ver => {
-                let phase = match stage {
-                    Stage::Cap => Phase::Cap,
-                    Stage::WinMove => Phase::WinMove,
-                    Stage::Lookup => Phase::Lookup,
-                    Stage::Build => Phase::Build,
-                    Stage::Ver => Phase::Ver,
-                    _ => Phase::Fill,
-                };
-                for s in &slices {
-                    jobs.extend(self.split(phase, *s, 0));
-                }
-            }
-            Stage::NoIo(pass) => {
-                let s = noio_slice(&slices, pass);
-                jobs.extend(self.split(Phase::NoIo, s, pass));
-                sh.summary.noio_passes += 1;
-            }
-            Stage::Que(round) => {
-                for s in &slices {
-                    // Sized from the file lengths: the jobs read the entries themselves.
-                    let input = posqueue::round_entries(self.site, &s.mirror(), round - 1)?;
-                    if input > 0 {
-                        let n = (input / (self.opts.job_positions / 8)).max(1);
-                        jobs.extend(Job::split(Phase::Que, *s, round, n));
-                    }
-                }
-                sh.summary.que_rounds += 1;
-            }
+            Stage::NoIo(_) => sh.summary.noio_passes += 1,
+            Stage::Que(_) => sh.summary.que_rounds += 1,
             Stage::Verify => {
                 for s in &slices {
                     for j in self.split(Phase::Fill, *s, 0) {
@@ -271,7 +200,21 @@ impl Builder<'_> {
                 }
                 return Ok(());
             }
-            Stage::Waiting | Stage::Built | Stage::Done => {}
+            _ => {}
+        }
+        let site = self.site;
+        let work = machine::work(
+            stage,
+            &slices,
+            |s, r| que_input(site, s, r),
+            |s| is_built(site, s),
+        )?;
+        let mut jobs = Vec::new();
+        for w in work.iter().filter(|w| !w.is_empty()) {
+            jobs.extend(match w.phase {
+                Phase::Que => Job::split(w.phase, w.slice, w.round, w.que_jobs()),
+                _ => self.split(w.phase, w.slice, w.round),
+            });
         }
         if jobs.is_empty() {
             return self.advance(sh, p);
@@ -282,36 +225,46 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// All jobs of the pair's stage are done: decide the next stage.
+    /// What the build knows of pair `p` for the state machine.
+    fn facts(&self, sh: &Shared, p: usize) -> Result<Facts> {
+        let st = &sh.pairs[p];
+        Ok(Facts {
+            slices: st.slices.len(),
+            changed: match st.stage {
+                Stage::NoIo(r) | Stage::Que(r) => round_changes(self.site, &st.slices, r)?,
+                _ => 0,
+            },
+            looked: st.stage_stats.iter().map(|s| s.looked).sum(),
+            que_ratio: self.opts.que_ratio,
+            verify: self.opts.verify,
+            database: self.opts.database,
+            below_verified: st.deps.iter().all(|&d| sh.pairs[d].stage == Stage::Done),
+            built: matches!(st.stage, Stage::Fill | Stage::Verify)
+                && st.slices.iter().all(|s| is_built(self.site, s)),
+        })
+    }
+
+    /// All jobs of the pair's stage are done (or it is waiting to start): decide the next
+    /// stage.
     fn advance(&self, sh: &mut Shared, p: usize) -> Result<()> {
         let st = &sh.pairs[p];
-        let looked: u64 = st.stage_stats.iter().map(|s| s.looked).sum();
         let next = match st.stage {
-            Stage::Waiting if st.published => {
-                database_stage(self.site, self.opts.database, &st.slices)
+            Stage::Waiting => {
+                let record = match st.published || self.is_small(&st.slices) {
+                    true => None,
+                    false => read_record(self.site, &st.slices)?,
+                };
+                reached(self.site, &st.slices, self.opts.database, record)?
             }
-            Stage::Waiting => self.recorded_stage(&st.slices)?.unwrap_or(Stage::Cap),
-            Stage::Cap | Stage::WinMove | Stage::Lookup | Stage::NoIo(_) | Stage::Que(_) => {
-                next_solving_stage(st.stage, &st.slices, self.opts.que_ratio, |r| {
-                    Ok((round_changes(self.site, &st.slices, r)?, looked))
-                })?
-            }
-            Stage::Fill => {
-                self.publish(sh, p)?;
-                if self.opts.verify {
-                    Stage::Verify
-                } else {
-                    database_stage(self.site, self.opts.database, &sh.pairs[p].slices)
+            stage => {
+                let t = machine::after(stage, &self.facts(sh, p)?);
+                match t.effect {
+                    Some(Effect::Publish) => self.publish(sh, p)?,
+                    Some(Effect::MarkVerified) => mark_verified(self.site, &sh.pairs[p].slices)?,
+                    None => {}
                 }
+                t.next
             }
-            Stage::Verify => database_stage(self.site, self.opts.database, &st.slices),
-            Stage::Build => Stage::Built,
-            Stage::Built => Stage::Ver,
-            Stage::Ver => {
-                mark_verified(self.site, &st.slices)?;
-                Stage::Done
-            }
-            Stage::Done => Stage::Done,
         };
         match next {
             Stage::Done => {
@@ -332,10 +285,7 @@ impl Builder<'_> {
     fn start_ready_ver(&self, sh: &mut Shared) -> Result<()> {
         for p in 0..sh.pairs.len() {
             if sh.pairs[p].stage == Stage::Built
-                && sh.pairs[p]
-                    .deps
-                    .iter()
-                    .all(|&d| sh.pairs[d].stage == Stage::Done)
+                && machine::after(Stage::Built, &self.facts(sh, p)?).next == Stage::Ver
             {
                 self.enter(sh, p, Stage::Ver)?;
             }
@@ -345,19 +295,6 @@ impl Builder<'_> {
 
     fn is_small(&self, slices: &[Slice]) -> bool {
         slices.iter().map(|s| s.count()).sum::<u64>() < self.opts.small_pair
-    }
-
-    /// Removes whatever an interrupted build left of a small pair (its files were not
-    /// synced, so they cannot be trusted after a crash).
-    fn discard_work(&self, slices: &[Slice]) -> Result<()> {
-        for s in slices {
-            match std::fs::remove_file(self.site.work_file(s)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
-                _ => {}
-            }
-            let _ = std::fs::remove_dir_all(self.site.queue_dir(s));
-        }
-        remove_checkpoints(self.site, slices)
     }
 
     /// Moves both slices to `solved/` and starts the pairs that waited for them.

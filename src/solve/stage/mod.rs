@@ -1,11 +1,22 @@
-//! The stages a slice pair goes through (paper Figure 4) and the decisions between them,
-//! shared by the local build (state in memory) and the queue runners (state in files under
-//! `done/`): `cap`, `winmove`, `lookup`, `noio` passes alternating between the slice and its
-//! mirror while they resolve many positions, `que` rounds until the position queue is empty,
-//! `fill`, publication to `solved/`, `build` into the compressed database, and `ver` once
-//! the pairs below are verified.
+//! The stages a slice pair goes through (paper Figure 4): `cap`, `winmove`, `lookup`, `noio`
+//! passes alternating between the slice and its mirror while they resolve many positions,
+//! `que` rounds until the position queue is empty, `fill`, publication to `solved/`, `build`
+//! into the compressed database, and `ver` once the pairs below are verified.
+//!
+//! [`machine`] decides, for the local build, the `pair` job and the queue runners alike;
+//! [`files`] does what the decisions mean on disk; this module names the stages and keeps
+//! the one stage record of a pair, `done/<first slice>.stage`.
 
-use super::{Result, Site, posqueue, store};
+pub mod files;
+pub mod machine;
+
+pub use files::{
+    below_verified, database_stage, discard_work, finish_interrupted_publish, mark_verified,
+    publish_pair, que_input, remove_checkpoints, round_changes, verified_marker,
+};
+pub use machine::{Effect, Facts, Transition, noio_slice};
+
+use super::{Result, Site};
 use crate::slice::Slice;
 use crate::solve_err;
 
@@ -89,176 +100,83 @@ impl Stage {
     }
 }
 
-/// The slice a `noio` pass runs on: passes alternate between the slice and its mirror.
-pub fn noio_slice(slices: &[Slice], pass: u32) -> Slice {
-    slices[(pass as usize - 1) % slices.len()]
-}
-
-/// What follows a finished `noio` pass or `que` round: `changed` is how many entries the
-/// round queued (read from its queue files, never from job statistics: a job resumed after
-/// its pages reached the disk counts fewer), `looked` how many positions its jobs examined.
-/// Passes go on while they resolve at least 1/`que_ratio` of what they look at; then the
-/// position queue takes over; an empty round ends the iteration.
-pub fn after_round(stage: Stage, pair: bool, changed: u64, looked: u64, que_ratio: u64) -> Stage {
-    match stage {
-        Stage::NoIo(1) if pair => Stage::NoIo(2),
-        Stage::NoIo(_) | Stage::Que(_) if changed == 0 => Stage::Fill,
-        Stage::NoIo(p) if changed * que_ratio < looked => Stage::Que(p + 1),
-        Stage::NoIo(p) => Stage::NoIo(p + 1),
-        Stage::Que(r) => Stage::Que(r + 1),
-        other => panic!("after_round called on {other:?}"),
-    }
-}
-
-/// The stage after a complete solving stage, `cap` to the `que` rounds. For a `noio` pass or
-/// `que` round, `round` gives how many entries it queued and how many positions it looked
-/// at (see [`after_round`]); it is only called for those.
-pub fn next_solving_stage(
-    stage: Stage,
-    slices: &[Slice],
-    que_ratio: u64,
-    round: impl FnOnce(u32) -> Result<(u64, u64)>,
-) -> Result<Stage> {
-    Ok(match stage {
-        Stage::Cap => Stage::WinMove,
-        Stage::WinMove => Stage::Lookup,
-        Stage::Lookup => Stage::NoIo(1),
-        Stage::NoIo(r) | Stage::Que(r) => {
-            let (changed, looked) = round(r)?;
-            after_round(stage, slices.len() == 2, changed, looked, que_ratio)
-        }
-        other => panic!("next_solving_stage called on {other:?}"),
-    })
-}
-
-/// Entries queued by round `r` on the pair's slices.
-pub fn round_changes(site: &Site, slices: &[Slice], round: u32) -> Result<u64> {
-    let mut n = 0;
-    for s in slices {
-        n += posqueue::round_entries(site, s, round)?;
-    }
-    Ok(n)
-}
-
-/// Moves both slices of a filled pair to `solved/` (syncing them first when their pages were
-/// written without `fsync`), then drops their position queues and checkpoints.
-pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
-    for s in slices {
-        let (from, to) = (site.work_file(s), site.solved_file(s));
-        if sync_first {
-            std::fs::File::open(&from)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| solve_err!("{}: {e}", from.display()))?;
-        }
-        move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
-        store::sync_dir(&to)?;
-        let _ = std::fs::remove_dir_all(site.queue_dir(s));
-    }
-    remove_checkpoints(site, slices)
-}
-
-/// Renames `from` to `to`; across filesystems (a pair job's local scratch work file going
-/// to the site's `solved/`) copies to a hidden name beside `to`, syncs it and renames that,
-/// so `to` still appears whole or not at all.
-fn move_file(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
-    match std::fs::rename(from, to) {
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            // Copies killed before their rename, an hour old: a copy takes seconds.
-            crate::files::remove_stale_temporaries(to, std::time::Duration::from_secs(3600));
-            let name = to.file_name().expect("a file").to_string_lossy();
-            let tmp = to.with_file_name(format!(".{name}.{}", std::process::id()));
-            std::fs::copy(from, &tmp)?;
-            std::fs::File::open(&tmp)?.sync_all()?;
-            std::fs::rename(&tmp, to)?;
-            std::fs::remove_file(from)
-        }
-        other => other,
-    }
-}
-
-/// Removes the job checkpoints (and local stage records) of the slices.
-pub fn remove_checkpoints(site: &Site, slices: &[Slice]) -> Result<()> {
-    let dir = site.root().join("work/ckpt");
-    for e in std::fs::read_dir(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))? {
-        let e = e?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if slices.iter().any(|s| name.contains(&format!("-{s}-"))) {
-            std::fs::remove_file(e.path())?;
-        }
-    }
-    Ok(())
-}
-
-/// A crash between the renames of a pair's publication leaves one slice in `solved/` and the
-/// other filled in `work/`: both fills were complete, so the publication is finished.
-pub fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
-    if !slices.iter().any(|s| site.is_solved(s)) {
-        return Ok(());
-    }
-    for s in slices.iter().filter(|s| !site.is_solved(s)) {
-        let from = site.work_file(s);
-        std::fs::rename(&from, site.solved_file(s)).map_err(|e| {
-            solve_err!(
-                "{} is solved but its mirror's work file {} cannot be published: {e}",
-                slices[0],
-                from.display()
-            )
-        })?;
-        store::sync_dir(&site.solved_file(s))?;
-    }
-    Ok(())
-}
-
-/// The marker `ver` leaves for a slice whose compressed file it checked. It names the
-/// format version, so a database of an older version is built and checked again.
-pub fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
-    let version = crate::db::format::VERSION;
+/// The pair's stage record: `done/<first slice>.stage`, one line such as `noio 3`.
+pub fn record_path(site: &Site, slices: &[Slice]) -> std::path::PathBuf {
     site.root()
-        .join(format!("work/ckpt/db-{s}.v{version}.verified"))
+        .join("done")
+        .join(format!("{}.stage", slices[0]))
 }
 
-/// Writes the verified markers of the slices.
-pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
-    for s in slices {
-        let marker = verified_marker(site, s);
-        std::fs::write(&marker, "").map_err(|e| solve_err!("{}: {e}", marker.display()))?;
-    }
-    Ok(())
+/// Where the local build kept its stage records before they moved to [`record_path`]
+/// (read when there is no record there, so a build interrupted before can resume).
+fn old_local_record_path(site: &Site, slices: &[Slice]) -> std::path::PathBuf {
+    site.root()
+        .join("work/ckpt")
+        .join(format!("pair-{}-.stage", slices[0]))
 }
 
-/// Where a published pair goes next: compressing, checking, or nothing left to do.
-/// A marker counts only while its file is there: a database file deleted or replaced by
-/// one of another version is built and checked again.
-pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
-    if !database {
-        return Stage::Done;
+/// The pair's stage record, if it has one.
+pub fn read_record(site: &Site, slices: &[Slice]) -> Result<Option<Stage>> {
+    for path in [
+        record_path(site, slices),
+        old_local_record_path(site, slices),
+    ] {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                return Stage::parse_record(&text).map(Some).ok_or_else(|| {
+                    solve_err!("{}: corrupt stage record {text:?}", path.display())
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(solve_err!("{}: {e}", path.display())),
+        }
     }
-    let db = site.db_dir();
-    let current = |s: &Slice| crate::db::format::is_current(&crate::db::probe::slice_path(&db, s));
-    if !slices.iter().all(current) {
-        Stage::Build
-    } else if slices.iter().all(|s| verified_marker(site, s).exists()) {
-        Stage::Done
-    } else {
-        Stage::Built
-    }
+    Ok(None)
+}
+
+/// Records that the pair reached `stage`.
+pub fn write_record(
+    site: &Site,
+    slices: &[Slice],
+    stage: Stage,
+    durability: crate::files::Durability,
+) -> Result<()> {
+    let path = record_path(site, slices);
+    crate::files::replace(&path, stage.record_text().as_bytes(), durability)
+        .map_err(|e| solve_err!("{}: stage record not written: {e}", path.display()))
+}
+
+/// The stage the pair has reached, from its record (`None`: no record, or one the driver
+/// does not trust) and the site's files. A published pair is at its database stage, unless
+/// its record already names a later one (the queue runners' `built`, `ver`, `done`); an
+/// unpublished pair is where its record says, at `fill` at the latest, or at `cap`.
+pub fn reached(
+    site: &Site,
+    slices: &[Slice],
+    database: bool,
+    record: Option<Stage>,
+) -> Result<Stage> {
+    let solved = slices.iter().all(|s| site.is_solved(s));
+    let solving = Stage::Cap.rank()..=Stage::Fill.rank();
+    Ok(match record {
+        Some(r) if solved && r.rank() >= Stage::Build.rank() => r,
+        _ if solved => database_stage(site, database, slices),
+        None => Stage::Cap,
+        Some(r) if solving.contains(&r.rank()) => r,
+        Some(r) => {
+            return Err(solve_err!(
+                "{}: the record says {:?} but the pair is not in solved/ (remove the record \
+                 to solve the pair again)",
+                record_path(site, slices).display(),
+                r.record_text()
+            ));
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_verified_marker_without_its_database_file_is_built_again() {
-        let root = crate::files::test_dir("stage");
-        let site = Site::new(&root);
-        std::fs::create_dir_all(root.join("work/ckpt")).unwrap();
-        let slices = ["1100.--".parse::<Slice>().unwrap()];
-        mark_verified(&site, &slices).unwrap();
-        assert_eq!(database_stage(&site, true, &slices), Stage::Build);
-        assert_eq!(database_stage(&site, false, &slices), Stage::Done);
-        std::fs::remove_dir_all(&root).unwrap();
-    }
 
     #[test]
     fn records_round_trip_and_rank_in_order() {
@@ -289,15 +207,45 @@ mod tests {
     }
 
     #[test]
-    fn rounds_follow_the_papers_rule() {
-        assert_eq!(after_round(Stage::NoIo(1), true, 0, 9, 16), Stage::NoIo(2));
-        assert_eq!(after_round(Stage::NoIo(1), false, 0, 9, 16), Stage::Fill);
-        assert_eq!(after_round(Stage::NoIo(2), true, 1, 100, 16), Stage::Que(3));
+    fn the_record_and_the_files_say_where_a_pair_is() {
+        let root = crate::files::test_dir("reached");
+        let site = Site::new(&root);
+        site.create_dirs().unwrap();
+        let slices: Vec<Slice> = ["2211.01", "2211.10"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(read_record(&site, &slices).unwrap(), None);
+        assert_eq!(reached(&site, &slices, true, None).unwrap(), Stage::Cap);
+        // A local build interrupted before the records moved resumes from its old record.
+        let old = root.join("work/ckpt/pair-2211.01-.stage");
+        std::fs::write(&old, "noio 3").unwrap();
+        assert_eq!(read_record(&site, &slices).unwrap(), Some(Stage::NoIo(3)));
+        let volatile = crate::files::Durability::Volatile;
+        write_record(&site, &slices, Stage::Que(4), volatile).unwrap();
+        assert!(record_path(&site, &slices).ends_with("done/2211.01.stage"));
+        let record = read_record(&site, &slices).unwrap();
+        assert_eq!(record, Some(Stage::Que(4)));
         assert_eq!(
-            after_round(Stage::NoIo(2), true, 10, 100, 16),
-            Stage::NoIo(3)
+            reached(&site, &slices, true, record).unwrap(),
+            Stage::Que(4)
         );
-        assert_eq!(after_round(Stage::Que(3), true, 10, 100, 16), Stage::Que(4));
-        assert_eq!(after_round(Stage::Que(4), true, 0, 100, 16), Stage::Fill);
+        // A database stage for a pair not in solved/ is an error that names the record.
+        let e = reached(&site, &slices, true, Some(Stage::Built)).unwrap_err();
+        assert!(e.to_string().contains("done/2211.01.stage"), "{e}");
+        // Published (a crash between the publication and the record): the database decides,
+        // unless the record already names a later stage.
+        for s in &slices {
+            std::fs::write(site.solved_file(s), "").unwrap();
+        }
+        let fill = Some(Stage::Fill);
+        assert_eq!(reached(&site, &slices, true, fill).unwrap(), Stage::Build);
+        assert_eq!(reached(&site, &slices, false, fill).unwrap(), Stage::Done);
+        let ver = Some(Stage::Ver);
+        assert_eq!(reached(&site, &slices, true, ver).unwrap(), Stage::Ver);
+        std::fs::write(record_path(&site, &slices), "noio").unwrap();
+        let e = read_record(&site, &slices).unwrap_err().to_string();
+        assert!(e.contains("corrupt stage record"), "{e}");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -1,0 +1,181 @@
+//! The files behind a pair's stages: publication to `solved/`, the position-queue rounds
+//! and checkpoints a stage leaves behind, the verified markers, and what the database
+//! directory says of a published pair.
+
+use super::Stage;
+use super::machine::rounds_kept_from;
+use crate::slice::{Slice, SlicePair};
+use crate::solve::{Result, Site, posqueue, store};
+use crate::solve_err;
+
+/// Entries queued by round `r` on the pair's slices.
+pub fn round_changes(site: &Site, slices: &[Slice], round: u32) -> Result<u64> {
+    let mut n = 0;
+    for s in slices {
+        n += posqueue::round_entries(site, s, round)?;
+    }
+    Ok(n)
+}
+
+/// Moves both slices of a filled pair to `solved/` (syncing them first when their pages were
+/// written without `fsync`), then drops their position queues and checkpoints.
+pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
+    for s in slices {
+        let (from, to) = (site.work_file(s), site.solved_file(s));
+        if sync_first {
+            std::fs::File::open(&from)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| solve_err!("{}: {e}", from.display()))?;
+        }
+        move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
+        store::sync_dir(&to)?;
+        let _ = std::fs::remove_dir_all(site.queue_dir(s));
+    }
+    remove_checkpoints(site, slices)
+}
+
+/// Renames `from` to `to`; across filesystems (a pair job's local scratch work file going
+/// to the site's `solved/`) copies to a hidden name beside `to`, syncs it and renames that,
+/// so `to` still appears whole or not at all.
+fn move_file(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::rename(from, to) {
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            // Copies killed before their rename, an hour old: a copy takes seconds.
+            crate::files::remove_stale_temporaries(to, std::time::Duration::from_secs(3600));
+            let name = to.file_name().expect("a file").to_string_lossy();
+            let tmp = to.with_file_name(format!(".{name}.{}", std::process::id()));
+            std::fs::copy(from, &tmp)?;
+            std::fs::File::open(&tmp)?.sync_all()?;
+            std::fs::rename(&tmp, to)?;
+            std::fs::remove_file(from)
+        }
+        other => other,
+    }
+}
+
+/// Removes the job checkpoints (and local stage records) of the slices.
+pub fn remove_checkpoints(site: &Site, slices: &[Slice]) -> Result<()> {
+    let dir = site.root().join("work/ckpt");
+    for e in std::fs::read_dir(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if slices.iter().any(|s| name.contains(&format!("-{s}-"))) {
+            std::fs::remove_file(e.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// A crash between the renames of a pair's publication leaves one slice in `solved/` and the
+/// other filled in `work/`: both fills were complete, so the publication is finished.
+pub fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
+    if !slices.iter().any(|s| site.is_solved(s)) {
+        return Ok(());
+    }
+    for s in slices.iter().filter(|s| !site.is_solved(s)) {
+        let from = site.work_file(s);
+        std::fs::rename(&from, site.solved_file(s)).map_err(|e| {
+            solve_err!(
+                "{} is solved but its mirror's work file {} cannot be published: {e}",
+                slices[0],
+                from.display()
+            )
+        })?;
+        store::sync_dir(&site.solved_file(s))?;
+    }
+    Ok(())
+}
+
+/// The marker `ver` leaves for a slice whose compressed file it checked. It names the
+/// format version, so a database of an older version is built and checked again.
+pub fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
+    let version = crate::db::format::VERSION;
+    site.root()
+        .join(format!("work/ckpt/db-{s}.v{version}.verified"))
+}
+
+/// Writes the verified markers of the slices.
+pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
+    for s in slices {
+        let marker = verified_marker(site, s);
+        std::fs::write(&marker, "").map_err(|e| solve_err!("{}: {e}", marker.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether slice `s` has a file in `db/` of the current format (its `build` is done).
+pub fn is_built(site: &Site, s: &Slice) -> bool {
+    crate::db::format::is_current(&crate::db::probe::slice_path(&site.db_dir(), s))
+}
+
+/// Where a published pair goes next: compressing, checking, or nothing left to do.
+/// A marker counts only while its file is there: a database file deleted or replaced by
+/// one of another version is built and checked again.
+pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
+    if !database {
+        return Stage::Done;
+    }
+    if !slices.iter().all(|s| is_built(site, s)) {
+        Stage::Build
+    } else if slices.iter().all(|s| verified_marker(site, s).exists()) {
+        Stage::Done
+    } else {
+        Stage::Built
+    }
+}
+
+/// Entries slice `s` queued in round `r` (the input of its mirror's round `r + 1`).
+pub fn que_input(site: &Site, s: &Slice, r: u32) -> Result<u64> {
+    Ok(posqueue::round_entries(site, s, r)?)
+}
+
+/// What a pair entering `stage` does to its files: drop the position-queue rounds it no
+/// longer reads.
+pub fn enter(site: &Site, slices: &[Slice], stage: Stage) -> Result<()> {
+    if let Some(keep) = rounds_kept_from(stage) {
+        for s in slices {
+            posqueue::remove_rounds_before(site, s, keep)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the pair's work files, position queues and checkpoints: what an unsynced attempt
+/// left cannot be trusted after a crash.
+pub fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
+    for s in slices {
+        let work = site.work_file(s);
+        match std::fs::remove_file(&work) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(solve_err!("{}: {e}", work.display()));
+            }
+            _ => {}
+        }
+        let _ = std::fs::remove_dir_all(site.queue_dir(s));
+    }
+    remove_checkpoints(site, slices)
+}
+
+/// Whether every pair below `pair` is verified in `db/` (`ver` reads their files).
+pub fn below_verified(site: &Site, pair: &SlicePair) -> bool {
+    pair.dependencies()
+        .iter()
+        .all(|d| d.slices().iter().all(|s| verified_marker(site, s).exists()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verified_marker_without_its_database_file_is_built_again() {
+        let root = crate::files::test_dir("stage");
+        let site = Site::new(&root);
+        std::fs::create_dir_all(root.join("work/ckpt")).unwrap();
+        let slices = ["1100.--".parse::<Slice>().unwrap()];
+        mark_verified(&site, &slices).unwrap();
+        assert_eq!(database_stage(&site, true, &slices), Stage::Build);
+        assert_eq!(database_stage(&site, false, &slices), Stage::Done);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
