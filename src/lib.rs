@@ -34,6 +34,7 @@ pub mod runner;
 pub mod slice;
 pub mod solve;
 pub mod space;
+pub mod state;
 pub mod status;
 pub mod value;
 pub mod watch;

@@ -41,10 +41,12 @@ impl Machine {
 }
 
 /// The owner recorded in a lock file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LockOwner {
+    #[serde(deserialize_with = "crate::state::text")]
     pub host: String,
     pub pid: u32,
+    #[serde(deserialize_with = "crate::state::text")]
     pub boot_id: String,
     /// Seconds since the epoch when the lock was taken.
     pub since: u64,
@@ -52,35 +54,13 @@ pub struct LockOwner {
 
 impl LockOwner {
     fn to_text(&self) -> String {
-        format!(
-            "host {}\npid {}\nboot_id {}\nsince {}\n",
-            self.host, self.pid, self.boot_id, self.since
-        )
+        crate::state::to_text(self)
     }
 
     /// Parses a lock file; `None` for a file that is empty or torn (its writer may still be
     /// writing it, so that is never a reason to break it).
     pub fn parse(text: &str) -> Option<LockOwner> {
-        let mut host = None;
-        let mut pid = None;
-        let mut boot_id = None;
-        let mut since = None;
-        for line in text.lines() {
-            let (k, v) = line.split_once(' ')?;
-            match k {
-                "host" => host = Some(v.to_string()),
-                "pid" => pid = v.parse().ok(),
-                "boot_id" => boot_id = Some(v.to_string()),
-                "since" => since = v.parse().ok(),
-                _ => return None,
-            }
-        }
-        Some(LockOwner {
-            host: host?,
-            pid: pid?,
-            boot_id: boot_id?,
-            since: since?,
-        })
+        crate::state::parse(text, &[]).ok()
     }
 
     /// The owner named in the lock file at `path`; `None` when there is none or it is torn.

@@ -276,7 +276,10 @@ fn a_stopped_job_resumes_from_its_checkpoint() {
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(text.contains("stopped at checkpoint 32768"), "{text}");
     let ckpt = std::fs::read_to_string(d.join("work/ckpt/cap-2300.---r0-0-2013760.ckpt")).unwrap();
-    assert!(ckpt.starts_with("next 32768\ncomplete 0\n"), "{ckpt}");
+    assert!(
+        ckpt.starts_with("next = 32768\ncomplete = false\n"),
+        "{ckpt}"
+    );
     let o = jobrunner(&d, &["--json", "run", "cap 2300.--"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();

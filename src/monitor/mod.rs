@@ -46,13 +46,14 @@ pub struct MonitorOptions {
 }
 
 /// What the monitor remembers about a host between rounds.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HostState {
     /// `up`, `down` (not answering, within the grace) or `crashed`.
     pub status: String,
     /// When the status began.
     pub since: u64,
     /// The boot id last seen (from the heartbeat).
+    #[serde(default, deserialize_with = "crate::state::text")]
     pub boot_id: String,
 }
 
@@ -60,31 +61,21 @@ fn state_path(site: &Site, host: &str) -> PathBuf {
     site.root().join("monitor").join(host)
 }
 
+/// The host's state as wsmonitor last wrote it (`up` since 0 when it has none, or an
+/// unreadable one: the next round finds the truth).
 pub fn read_state(site: &Site, host: &str) -> HostState {
-    let text = std::fs::read_to_string(state_path(site, host)).unwrap_or_default();
-    let mut s = HostState::default();
-    for line in text.lines() {
-        match line.split_once(' ') {
-            Some(("status", v)) => s.status = v.into(),
-            Some(("since", v)) => s.since = v.parse().unwrap_or(0),
-            Some(("boot_id", v)) => s.boot_id = v.into(),
-            _ => {}
-        }
-    }
-    if s.status.is_empty() {
-        s.status = "up".into();
-    }
-    s
+    let s: Option<HostState> = crate::state::read(&state_path(site, host), "host state", &[])
+        .ok()
+        .flatten();
+    s.unwrap_or_else(|| HostState {
+        status: "up".into(),
+        ..Default::default()
+    })
 }
 
 fn write_state(site: &Site, host: &str, s: &HostState) -> Result<(), String> {
-    let path = state_path(site, host);
-    let text = format!(
-        "status {}\nsince {}\nboot_id {}\n",
-        s.status, s.since, s.boot_id
-    );
-    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let volatile = crate::files::Durability::Volatile;
+    crate::state::write(&state_path(site, host), s, volatile).map_err(|e| e.to_string())
 }
 
 pub use crate::runner::host_files::{heartbeat_path, read_heartbeat, write_heartbeat};

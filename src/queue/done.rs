@@ -36,13 +36,30 @@ pub fn record_path(site: &Site, job: &Job) -> PathBuf {
 /// Writes the record of a finished job (temp file, fsync, rename: a reader sees all of it or
 /// nothing).
 pub fn write(site: &Site, job: &Job, stats: &PhaseStats, host: &str, seconds: f64) -> Result<()> {
-    let path = record_path(site, job);
-    let text = format!(
-        "job {job}\nhost {host}\nseconds {seconds:.3}\nlooked {}\nwin {}\nloss {}\ndraw {}\n",
-        stats.looked, stats.win, stats.loss, stats.draw
-    );
-    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
-        .map_err(|e| Error::io(format_args!("writing {}", path.display()), e))
+    let file = RecordFile {
+        job: job.to_string(),
+        host: host.to_string(),
+        seconds: (seconds * 1000.0).round() / 1000.0,
+        stats: *stats,
+    };
+    crate::state::write(
+        &record_path(site, job),
+        &file,
+        crate::files::Durability::Full,
+    )
+}
+
+/// A done record's file: the job, who ran it, how long and what it found (its name says
+/// the job's phase, round and range again, for listings that open no file).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RecordFile {
+    #[serde(deserialize_with = "crate::state::text")]
+    job: String,
+    #[serde(deserialize_with = "crate::state::text")]
+    host: String,
+    seconds: f64,
+    #[serde(flatten)]
+    stats: PhaseStats,
 }
 
 /// What a record's name says: `<phase>-r<round>-<first>-<last>`.
@@ -66,30 +83,16 @@ pub fn parse_name(name: &str) -> Option<RecordName> {
 }
 
 fn parse_record(n: RecordName, text: &str) -> Option<DoneRecord> {
-    let mut rec = DoneRecord {
+    let file: RecordFile = crate::state::parse(text, &[]).ok()?;
+    Some(DoneRecord {
         phase: n.phase,
         round: n.round,
         first: n.first,
         last: n.last,
-        stats: PhaseStats::default(),
-        host: String::new(),
-        seconds: 0.0,
-    };
-    for line in text.lines() {
-        let (k, v) = line.split_once(' ')?;
-        let n = || v.parse::<u64>().ok();
-        match k {
-            "job" => {}
-            "host" => rec.host = v.to_string(),
-            "seconds" => rec.seconds = v.parse().ok()?,
-            "looked" => rec.stats.looked = n()?,
-            "win" => rec.stats.win = n()?,
-            "loss" => rec.stats.loss = n()?,
-            "draw" => rec.stats.draw = n()?,
-            _ => return None,
-        }
-    }
-    Some(rec)
+        stats: file.stats,
+        host: file.host,
+        seconds: file.seconds,
+    })
 }
 
 /// The records of `slice` by name only: one directory listing, no file opened (what decides

@@ -14,9 +14,11 @@ use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};
 
 /// One running record.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunningRecord {
+    #[serde(deserialize_with = "crate::state::text")]
     pub host: String,
+    #[serde(deserialize_with = "crate::state::text")]
     pub boot_id: String,
     /// The runner process, and when it started (`/proc/<pid>/stat` field 22: a reused pid
     /// has another start time).
@@ -28,10 +30,16 @@ pub struct RunningRecord {
     /// Queue name (`prime`, ...) the line came from.
     pub queue: String,
     /// The queue line as taken.
+    #[serde(deserialize_with = "crate::state::text")]
     pub line: String,
     /// Seconds since the epoch when the job was taken.
     pub since: u64,
     /// Why the job failed, once it has.
+    #[serde(
+        default,
+        deserialize_with = "crate::state::opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub failed: Option<String>,
 }
 
@@ -45,56 +53,16 @@ pub use crate::clock::now_secs;
 
 impl RunningRecord {
     pub fn to_text(&self) -> String {
-        let mut t = format!(
-            "host {}\nboot_id {}\npid {} {}\nchild {} {}\nqueue {}\nline {}\nsince {}\n",
-            self.host,
-            self.boot_id,
-            self.pid,
-            self.pid_start,
-            self.child,
-            self.child_start,
-            self.queue,
-            self.line,
-            self.since
-        );
-        if let Some(f) = &self.failed {
-            t += &format!("failed {f}\n");
-        }
-        t
+        crate::state::to_text(self)
     }
 
+    /// Parses a record (also as written before the records went through serde, when the
+    /// runner's and the child's pid and start time shared a line).
     pub fn parse(text: &str) -> Option<RunningRecord> {
-        let mut r = RunningRecord {
-            host: String::new(),
-            boot_id: String::new(),
-            pid: 0,
-            pid_start: 0,
-            child: 0,
-            child_start: 0,
-            queue: String::new(),
-            line: String::new(),
-            since: 0,
-            failed: None,
-        };
-        let pair = |v: &str| -> Option<(u32, u64)> {
-            let (a, b) = v.split_once(' ')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
-        };
-        for line in text.lines() {
-            let (k, v) = line.split_once(' ')?;
-            match k {
-                "host" => r.host = v.into(),
-                "boot_id" => r.boot_id = v.into(),
-                "pid" => (r.pid, r.pid_start) = pair(v)?,
-                "child" => (r.child, r.child_start) = pair(v)?,
-                "queue" => r.queue = v.into(),
-                "line" => r.line = v.into(),
-                "since" => r.since = v.parse().ok()?,
-                "failed" => r.failed = Some(v.into()),
-                _ => return None,
-            }
-        }
-        (!r.host.is_empty() && r.pid != 0 && !r.line.is_empty()).then_some(r)
+        let split = [("pid", "pid_start"), ("child", "child_start")];
+        crate::state::parse::<RunningRecord>(text, &split)
+            .ok()
+            .filter(|r| !r.host.is_empty() && r.pid != 0 && !r.line.is_empty())
     }
 
     /// Writes the record at `path` (temp file, fsync if `durable`, rename).

@@ -11,17 +11,18 @@ pub fn pause_path(site: &Site, host: &str) -> PathBuf {
 }
 
 /// The heartbeat a host's runners write: its boot id and when.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Heartbeat {
+    #[serde(deserialize_with = "crate::state::text")]
+    boot_id: String,
+    time: u64,
+}
+
+/// The heartbeat a host's runners write: its boot id and when.
 pub fn read_heartbeat(site: &Site, host: &str) -> Option<(String, u64)> {
-    let text = std::fs::read_to_string(heartbeat_path(site, host)).ok()?;
-    let (mut boot, mut time) = (None, None);
-    for line in text.lines() {
-        match line.split_once(' ') {
-            Some(("boot_id", v)) => boot = Some(v.to_string()),
-            Some(("time", v)) => time = v.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((boot?, time?))
+    let beat: Heartbeat =
+        crate::state::read(&heartbeat_path(site, host), "heartbeat", &[]).ok()??;
+    Some((beat.boot_id, beat.time))
 }
 
 pub fn heartbeat_path(site: &Site, host: &str) -> PathBuf {
@@ -30,8 +31,10 @@ pub fn heartbeat_path(site: &Site, host: &str) -> PathBuf {
 
 /// Writes this host's heartbeat (called by the runner daemon).
 pub fn write_heartbeat(site: &Site, host: &str, boot_id: &str, now: u64) -> Result<(), String> {
-    let path = heartbeat_path(site, host);
-    let text = format!("boot_id {boot_id}\ntime {now}\n");
-    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let beat = Heartbeat {
+        boot_id: boot_id.to_string(),
+        time: now,
+    };
+    let volatile = crate::files::Durability::Volatile;
+    crate::state::write(&heartbeat_path(site, host), &beat, volatile).map_err(|e| e.to_string())
 }

@@ -71,7 +71,7 @@ pub struct WatchOptions {
 }
 
 /// What the watcher remembers between rounds.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WatchState {
     /// Job processes it stopped.
     pub suspended: Vec<u32>,
@@ -89,6 +89,12 @@ fn state_path(site: &Site, host: &str) -> PathBuf {
 
 fn read_state(site: &Site, host: &str) -> WatchState {
     let text = std::fs::read_to_string(state_path(site, host)).unwrap_or_default();
+    crate::state::parse(&text, &[]).unwrap_or_else(|_| read_old_state(&text))
+}
+
+/// The state as written before it went through serde (`suspended` once per process): read
+/// so that processes a watcher stopped before the upgrade are still resumed after it.
+fn read_old_state(text: &str) -> WatchState {
     let mut s = WatchState::default();
     for line in text.lines() {
         let mut w = line.split_whitespace();
@@ -106,19 +112,8 @@ fn read_state(site: &Site, host: &str) -> WatchState {
 }
 
 fn write_state(site: &Site, host: &str, s: &WatchState) -> Result<(), String> {
-    let path = state_path(site, host);
-    let mut text = format!(
-        "paused {}\nlast_active {}\ncpu {} {}\n",
-        if s.paused { "yes" } else { "no" },
-        s.last_active,
-        s.cpu.0,
-        s.cpu.1
-    );
-    for p in &s.suspended {
-        text += &format!("suspended {p}\n");
-    }
-    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Volatile)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let volatile = crate::files::Durability::Volatile;
+    crate::state::write(&state_path(site, host), s, volatile).map_err(|e| e.to_string())
 }
 
 pub use crate::runner::host_files::pause_path;
