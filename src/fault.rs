@@ -11,7 +11,7 @@
 //! `settle.counted` (an attempt or hold recorded, the queue not yet changed), `settle.held`
 //! (a held record just written, the running record still there),
 //! `settle.queued` (the job requeued, its running record still there); in a job process
-//! `job.start`.
+//! `job.start`; in the local build `local.stage` (a durable pair's stage record written).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};

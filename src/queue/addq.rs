@@ -182,10 +182,12 @@ fn plan_command(
         }
     }
     let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
+    let mut planned_pairs = Vec::new();
     for (pair, line) in planned {
         if job_of(&line).is_some_and(|j| taken.contains(&j)) {
             continue;
         }
+        planned_pairs.push((pair, line.clone()));
         if pair.count() < SMALL_PAIR_POSITIONS && main.name != small.name {
             to_small.push(line);
         } else {
@@ -197,6 +199,7 @@ fn plan_command(
         disk.check(&site_dirs, &format!("addq plan {min}..{max}"))
             .map_err(|e| CliError::NoSpace(format!("{e} (--no-space-check queues it anyway)")))?;
     }
+    super::pairs::restart_local_pairs(&site_dirs, &planned_pairs)?;
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     for (q, lines) in [(&small, &to_small), (&main, &to_main)] {
         if !lines.is_empty() {

@@ -353,6 +353,31 @@ fn stage_jobs(
     Ok(lines)
 }
 
+/// Before `addq plan` queues the solving jobs of pairs it found untouched (no done records,
+/// not solved): clears what the local build left of such pairs when it was stopped or
+/// killed, its work files, position queues, checkpoints and stage record (the queues never
+/// record a stage without done records). Its jobs had other ranges than the queue's, so
+/// nothing of it can be resumed, and solving over it from `cap` is wrong (a test met a
+/// value stored as a draw that `ver` proved a loss): the pair starts from nothing.
+pub fn restart_local_pairs(site: &Site, planned: &[(SlicePair, QueueLine)]) -> Result<()> {
+    for (pair, line) in planned {
+        if let QueueLine::Job(q) = line
+            && q.phase == Phase::Cap
+        {
+            let slices = pair.slices();
+            crate::solve::stage::discard_work(site, &slices)?;
+            let path = crate::solve::stage::record_path(site, &slices);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(format_args!("removing {}", path.display()), e));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The lines `addq QUEUE plan 2..N` adds: for every pair, in the plan's dependency order,
 /// its `cap`, `winmove`, `lookup` and first `noio` passes, then `build` and `ver`, split into
 /// mini-slices of about `positions` (a pair of fewer than `pair_below` positions not yet
@@ -400,8 +425,9 @@ pub fn plan_lines(
             .iter()
             .map(|s| done::names(site, s))
             .collect::<Result<_>>()?;
-        let started = crate::solve::stage::record_path(site, &slices).exists()
-            || records.iter().any(|r| !r.is_empty());
+        // Done records, not the stage record: a pair the local build left half way has a
+        // stage record and none (see [`restart_local_pairs`]).
+        let started = records.iter().any(|r| !r.is_empty());
         let phase_started = |s: &Slice, phase: Phase| {
             let k = slices
                 .iter()

@@ -174,7 +174,9 @@ impl Builder<'_> {
         if !durable || !(Stage::Cap.rank()..=Stage::Fill.rank()).contains(&stage.rank()) {
             return Ok(());
         }
-        write_record(self.site, slices, stage, crate::files::Durability::Data)
+        write_record(self.site, slices, stage, crate::files::Durability::Data)?;
+        crate::fault::point("local.stage");
+        Ok(())
     }
 
     /// Queues the jobs of `stage` for pair `p` (or moves on when a stage has none).

@@ -142,7 +142,8 @@ pub fn write_record(
     durability: crate::files::Durability,
 ) -> Result<()> {
     let path = record_path(site, slices);
-    crate::files::replace(&path, stage.record_text().as_bytes(), durability)
+    let text = stage.record_text() + "\n";
+    crate::files::replace(&path, text.as_bytes(), durability)
         .map_err(|e| solve_err!("{}: stage record not written: {e}", path.display()))
 }
 
