@@ -8,40 +8,24 @@
 
 mod common;
 
+use common::fixture::{self, DBPROBE, DBSTATUS, JOBRUNNER};
 use nowdb::index::SliceIndex;
 use nowdb::{Slice, parse_fen};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-const DBPROBE: &str = env!("CARGO_BIN_EXE_dbprobe");
-const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
-
-fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {bin}: {e}"))
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
-}
-
-/// Runs and insists on success with nothing on stderr; returns stdout.
+/// Runs (no site) and insists on success with nothing on stderr; returns stdout, which must be
+/// UTF-8.
 fn ok(bin: &str, args: &[&str]) -> String {
-    let o = run(bin, args);
+    let o = fixture::run_plain(bin, args);
     assert!(
         o.status.success() && o.stderr.is_empty(),
         "{bin} {args:?}: {:?}\n{}",
         o.status,
-        stderr(&o)
+        fixture::stderr(&o)
     );
-    stdout(&o)
+    fixture::utf8(&o.stdout)
 }
 
 /// Parses `json` with python3 and prints the value of `expr` (on `d`, the parsed document).
@@ -61,8 +45,12 @@ fn python_json(json: &str, expr: &str) -> String {
         .write_all(json.as_bytes())
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "not JSON: {json}\n{}", stderr(&o));
-    stdout(&o).trim_end().to_string()
+    assert!(
+        o.status.success(),
+        "not JSON: {json}\n{}",
+        fixture::stderr(&o)
+    );
+    fixture::utf8(&o.stdout).trim_end().to_string()
 }
 
 /// The lines of `text` that start with `prefix`, sorted (move order is the generator's).
@@ -210,10 +198,14 @@ fn slice_and_index_round_trip_through_the_cli() {
 /// Runs a command that must fail cleanly: non-zero exit, nothing on stdout, a message naming
 /// `needle` on stderr, and no panic.
 fn fails_cleanly(bin: &str, args: &[&str], needles: &[&str]) {
-    let o = run(bin, args);
-    let err = stderr(&o);
+    let o = fixture::run_plain(bin, args);
+    let err = fixture::utf8(&o.stderr);
     assert!(!o.status.success(), "{args:?} succeeded");
-    assert!(o.stdout.is_empty(), "{args:?} printed {:?}", stdout(&o));
+    assert!(
+        o.stdout.is_empty(),
+        "{args:?} printed {:?}",
+        fixture::text(&o.stdout)
+    );
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     for needle in needles {
         assert!(
@@ -410,16 +402,8 @@ fn plan_rejects_piece_counts_out_of_range() {
 /// `scripts/install-docs` installs); a shell it does not know is a clear error.
 #[test]
 fn every_binary_has_a_man_page_and_shell_completions() {
-    for (name, exe) in [
-        ("addq", env!("CARGO_BIN_EXE_addq")),
-        ("dbprobe", env!("CARGO_BIN_EXE_dbprobe")),
-        ("dbstart", env!("CARGO_BIN_EXE_dbstart")),
-        ("dbstatus", env!("CARGO_BIN_EXE_dbstatus")),
-        ("jobrunner", env!("CARGO_BIN_EXE_jobrunner")),
-        ("wsmonitor", env!("CARGO_BIN_EXE_wsmonitor")),
-        ("wswatch", env!("CARGO_BIN_EXE_wswatch")),
-    ] {
-        let out = Command::new(exe).arg("--man").output().unwrap();
+    for (name, exe) in fixture::BINARIES {
+        let out = fixture::run_plain(exe, &["--man"]);
         let man = String::from_utf8(out.stdout).unwrap();
         assert!(
             out.status.success() && man.contains(&format!(".TH {name} 1")),
@@ -430,20 +414,14 @@ fn every_binary_has_a_man_page_and_shell_completions() {
             "{name}"
         );
         for shell in ["bash", "zsh", "fish"] {
-            let out = Command::new(exe)
-                .args(["--completions", shell])
-                .output()
-                .unwrap();
+            let out = fixture::run_plain(exe, &["--completions", shell]);
             let text = String::from_utf8(out.stdout).unwrap();
             assert!(
                 out.status.success() && text.contains(name),
                 "{name} {shell}: {text}"
             );
         }
-        let out = Command::new(exe)
-            .args(["--completions", "nosh"])
-            .output()
-            .unwrap();
+        let out = fixture::run_plain(exe, &["--completions", "nosh"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("not a shell"));
     }
@@ -453,8 +431,7 @@ fn every_binary_has_a_man_page_and_shell_completions() {
 /// writes plain lines, free of terminal escapes, when stderr is a file or a pipe.
 #[test]
 fn progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere() {
-    const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-    let dir = common::dirs::fresh_dir("cli", "progress");
+    let dir = fixture::scratch("cli", "progress");
     let tty_site = dir.join("tty");
     let command = format!(
         "{JOBRUNNER} --site {} build-local --pieces 4 --runners 2",
@@ -464,24 +441,17 @@ fn progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere() {
         .args(["-qec", &command, "/dev/null"])
         .output()
         .unwrap();
-    let tty = stdout(&o);
+    let tty = fixture::utf8(&o.stdout);
     assert!(o.status.success(), "{tty}");
     assert!(tty.contains("\u{1b}[") && tty.contains("100%"), "{tty}");
     assert!(tty.contains("built 2..4 pieces"), "{tty}");
 
-    let o = run(
+    let o = fixture::run(
         JOBRUNNER,
-        &[
-            "--site",
-            dir.join("plain").to_str().unwrap(),
-            "build-local",
-            "--pieces",
-            "4",
-            "--progress-secs",
-            "0.05",
-        ],
+        &dir.join("plain"),
+        &["build-local", "--pieces", "4", "--progress-secs", "0.05"],
     );
-    let plain = stderr(&o);
+    let plain = fixture::utf8(&o.stderr);
     assert!(o.status.success(), "{plain}");
     assert!(
         !plain.contains('\u{1b}') && plain.contains("] slices "),

@@ -17,6 +17,7 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, DBSTART, DBSTATUS, JOBRUNNER, WSMONITOR};
 use common::site::assert_same_build;
 use nowdb::queue::{done, held};
 use nowdb::runner::record;
@@ -25,22 +26,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
-const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
-const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
-
 fn run(cmd: &mut Command) -> String {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("{cmd:?}: {e} (.ci/run installs what this test needs)"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    assert!(out.status.success(), "{cmd:?}: {}", fixture::stderr(&out));
+    fixture::text(&out.stdout)
 }
 
 /// A bridge with a file server (this namespace) and `n` hosts (network namespaces).
@@ -93,7 +84,7 @@ impl Cluster {
         let id = std::process::id() % 200 + 20;
         let tag = format!("nw{id}");
         // Earlier runs' roots are removed (unmounted first) once their process is gone.
-        let root = common::dirs::fresh_path("cluster", "hosts");
+        let root = fixture::scratch_path("cluster", "hosts");
         let site = root.join("site");
         std::fs::create_dir_all(&site).unwrap();
         let mut c = Cluster {
@@ -351,13 +342,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     )
     .unwrap();
     // All of 2..5 through the queues.
-    run(Command::new(ADDQ).arg("--site").arg(&site).args([
-        "--positions",
-        "262144",
-        "p",
-        "plan",
-        "2..5",
-    ]));
+    fixture::ok(ADDQ, &site, &["--positions", "262144", "p", "plan", "2..5"]);
 
     // Host 3: a real SMTP server on its loopback and the monitor.
     let maildir = c.root.join("maildir");
@@ -399,12 +384,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     c.background.push(monitor);
 
     // Runners on hosts 1 and 2, started over ssh.
-    run(Command::new(DBSTART).arg("--site").arg(&site).args([
-        "h1",
-        "h2",
-        "--ssh",
-        &c.ssh_command(),
-    ]));
+    fixture::ok(DBSTART, &site, &["h1", "h2", "--ssh", &c.ssh_command()]);
 
     let deadline = Instant::now() + Duration::from_secs(1800);
     // Host 2 reboots mid-job: down and up again at once, with a new boot id (and again with
@@ -432,10 +412,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
             break (killed, record);
         }
         c.boot(1, "boot-1-1");
-        run(Command::new(DBSTART)
-            .arg("--site")
-            .arg(&site)
-            .args(["h1", "--ssh", &c.ssh_command()]));
+        fixture::ok(DBSTART, &site, &["h1", "--ssh", &c.ssh_command()]);
     };
     let monitor_log = site.join("logs/wsmonitor.log");
     let requeued = |log: &str| {
@@ -547,25 +524,18 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
             .any(|a| a.host == "h2" && a.status == "host h2 rebooted while it ran"),
         "{rebooted_attempts:?}"
     );
-    let summary = Command::new(DBSTATUS)
-        .arg("--site")
-        .arg(&site)
-        .args(["--json", "summary"])
-        .output()
-        .unwrap();
+    let summary = fixture::run(DBSTATUS, &site, &["--json", "summary"]);
     let summary: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
     assert!(summary["retried"].as_u64().unwrap() >= 2, "{summary}");
     assert_eq!(summary["held"], 0);
 
     // Byte-identical to the in-process build.
     let reference = c.root.join("reference");
-    run(Command::new(JOBRUNNER).arg("--site").arg(&reference).args([
-        "build-local",
-        "--pieces",
-        "5",
-        "--runners",
-        "2",
-    ]));
+    fixture::ok(
+        JOBRUNNER,
+        &reference,
+        &["build-local", "--pieces", "5", "--runners", "2"],
+    );
     assert_same_build(&reference, &site, "cluster build");
     // The operator was told, through the real SMTP server.
     let deadline = Instant::now() + Duration::from_secs(60);

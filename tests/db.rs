@@ -3,27 +3,21 @@
 
 mod common;
 
+use common::fixture::{self, DBPROBE, JOBRUNNER, text};
 use nowdb::db::Database;
 use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, build_local};
 use nowdb::solve::solved::SolvedSlice;
 use nowdb::{Setup, Slice, SliceIndex};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
-
-const DBPROBE: &str = env!("CARGO_BIN_EXE_dbprobe");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_path("db", name)
-}
 
 fn base4() -> &'static Path {
     static BASE: OnceLock<PathBuf> = OnceLock::new();
     BASE.get_or_init(|| {
-        let d = fresh_dir("base4");
+        let d = fixture::scratch_path("db", "base4");
         let opts = BuildOptions {
             pieces: 4,
             progress_every: Duration::from_secs(3600),
@@ -40,35 +34,13 @@ fn base4() -> &'static Path {
 }
 
 fn copy_of_base(name: &str) -> PathBuf {
-    let d = fresh_dir(name);
+    let d = fixture::scratch_path("db", name);
     let status = Command::new("cp")
         .args(["-a", base4().to_str().unwrap(), d.to_str().unwrap()])
         .status()
         .unwrap();
     assert!(status.success());
     d
-}
-
-fn run(cmd: &str, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(cmd)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Probing either side to move agrees with the solver's values of the reversed board.
@@ -95,10 +67,10 @@ fn white_to_move_is_probed_through_reversal() {
 
 #[test]
 fn dbprobe_prints_the_value_and_every_move() {
-    let site = base4().to_str().unwrap();
+    let site = base4();
     // Two black men against a man and a king: a draw for Black, with one drawing move and
     // two losing ones.
-    let out = run(DBPROBE, &["--site", site, "B:W18,K12:B3,5"], "");
+    let out = fixture::run(DBPROBE, site, &["B:W18,K12:B3,5"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(s.contains("value\tdraw"), "{s}");
@@ -107,7 +79,7 @@ fn dbprobe_prints_the_value_and_every_move() {
     assert!(moves.iter().any(|l| l.ends_with("\tdraw")), "{s}");
     assert!(moves.iter().all(|l| !l.ends_with("\twin")), "{s}");
 
-    let out = run(DBPROBE, &["--site", site, "--json", "W:W18,K12:B3,5"], "");
+    let out = fixture::run(DBPROBE, site, &["--json", "W:W18,K12:B3,5"]);
     let s = text(&out.stdout);
     assert!(
         s.starts_with("{\"fen\":\"W:W18,K12:B3,5\",\"to_move\":\"white\",\"value\":\"win\""),
@@ -118,9 +90,9 @@ fn dbprobe_prints_the_value_and_every_move() {
 
 #[test]
 fn batch_answers_every_line_and_reports_bad_ones() {
-    let site = base4().to_str().unwrap();
+    let site = base4();
     let input = "B:W18,K12:B3,5\n\nW:W18,K12:B3,5\nB:W21-32:B1-12\nnonsense\n";
-    let out = run(DBPROBE, &["--site", site, "--batch"], input);
+    let out = fixture::run_with_stdin(DBPROBE, site, &["--batch"], input);
     assert!(!out.status.success());
     assert_eq!(
         text(&out.stdout),
@@ -134,11 +106,7 @@ fn batch_answers_every_line_and_reports_bad_ones() {
     assert!(err.contains("holds at most 4"), "{err}");
     assert!(err.contains("stdin line 5: bad FEN \"nonsense\""), "{err}");
 
-    let out = run(
-        DBPROBE,
-        &["--site", site, "--batch", "--json"],
-        "B:W18:B3\n",
-    );
+    let out = fixture::run_with_stdin(DBPROBE, site, &["--batch", "--json"], "B:W18:B3\n");
     assert!(out.status.success());
     assert_eq!(
         text(&out.stdout),
@@ -148,20 +116,18 @@ fn batch_answers_every_line_and_reports_bad_ones() {
 
 #[test]
 fn check_compares_every_position_with_the_solver() {
-    let site = base4().to_str().unwrap();
-    let out = run(DBPROBE, &["--site", site, "--check", "--json"], "");
+    let site = base4();
+    let out = fixture::run(DBPROBE, site, &["--check", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("\"positions\":6408836,"),
         "{}",
         text(&out.stdout)
     );
-    let out = run(
+    let out = fixture::run(
         DBPROBE,
-        &[
-            "--site", site, "--check", "--random", "20000", "--pieces", "4",
-        ],
-        "",
+        site,
+        &["--check", "--random", "20000", "--pieces", "4"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -202,10 +168,10 @@ fn a_flipped_bit_is_a_crc_error_naming_the_block() {
     bytes[at as usize + 500] ^= 0x10;
     std::fs::write(&path, &bytes).unwrap();
 
-    let site = d.to_str().unwrap();
+    let site = d.as_path();
     // ver of the whole slice reads block 1.
     let job = format!("ver {name}");
-    let out = run(JOBRUNNER, &["--site", site, "run", &job], "");
+    let out = fixture::run(JOBRUNNER, site, &["run", &job]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(
@@ -225,7 +191,7 @@ fn a_flipped_bit_is_a_crc_error_naming_the_block() {
         })
         .unwrap();
     let fen = nowdb::notation::position_fen(&ix.position_unchecked(inside));
-    let out = run(DBPROBE, &["--site", site, &fen], "");
+    let out = fixture::run(DBPROBE, site, &[&fen]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("CRC error in block 1"), "{err}");
@@ -240,13 +206,13 @@ fn a_flipped_bit_is_a_crc_error_naming_the_block() {
 #[test]
 fn damaged_missing_and_foreign_databases_are_clear_errors() {
     let d = copy_of_base("damaged");
-    let site = d.to_str().unwrap();
+    let site = d.as_path();
     let path = largest_db_file(&d);
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let slice: Slice = name.parse().unwrap();
     let fen = nowdb::notation::position_fen(&SliceIndex::new(slice).position_unchecked(0));
     let probe = |fen: &str| {
-        let out = run(DBPROBE, &["--site", site, fen], "");
+        let out = fixture::run(DBPROBE, site, &[fen]);
         assert!(!out.status.success(), "{}", text(&out.stdout));
         text(&out.stderr)
     };
@@ -282,7 +248,7 @@ fn damaged_missing_and_foreign_databases_are_clear_errors() {
 
     // No database at all.
     let err = {
-        let out = run(DBPROBE, &["--site", "/nonexistent/site", "B:W18:B3"], "");
+        let out = fixture::run(DBPROBE, Path::new("/nonexistent/site"), &["B:W18:B3"]);
         assert!(!out.status.success());
         text(&out.stderr)
     };
@@ -292,11 +258,7 @@ fn damaged_missing_and_foreign_databases_are_clear_errors() {
     );
 
     // A bad FEN.
-    let out = run(
-        DBPROBE,
-        &["--site", base4().to_str().unwrap(), "B:W33:B3"],
-        "",
-    );
+    let out = fixture::run(DBPROBE, base4(), &["B:W33:B3"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("33"), "{}", text(&out.stderr));
 }
@@ -330,18 +292,9 @@ fn ver_reports_a_wrong_value_with_its_fen() {
     bytes[at] = (bytes[at] & !(3 << (2 * (i % 4)))) | (new as u8) << (2 * (i % 4));
     std::fs::write(&path, &bytes).unwrap();
     std::fs::remove_file(d.join(format!("db/{slice}.ndb"))).unwrap();
-    let s = d.to_str().unwrap();
-    let out = run(
-        JOBRUNNER,
-        &["--site", s, "run", &format!("build {slice}")],
-        "",
-    );
+    let out = fixture::run(JOBRUNNER, &d, &["run", &format!("build {slice}")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = run(
-        JOBRUNNER,
-        &["--site", s, "run", &format!("ver {slice}")],
-        "",
-    );
+    let out = fixture::run(JOBRUNNER, &d, &["run", &format!("ver {slice}")]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
     let fen = nowdb::notation::position_fen(&ix.position_unchecked(i));
@@ -402,8 +355,8 @@ fn concurrent_build_ranges_publish_one_identical_file() {
             .map(|k| {
                 let first = pages * k / 7 * 32768;
                 let last = (pages * (k + 1) / 7 * 32768).min(count);
-                Command::new(JOBRUNNER)
-                    .args(["--site", d.to_str().unwrap(), "run"])
+                fixture::command(JOBRUNNER, &d)
+                    .arg("run")
                     .arg(format!("build {slice} {first} {last}"))
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
@@ -438,13 +391,13 @@ fn the_probe_example_agrees_with_dbprobe() {
         "{} is missing: run the whole `cargo test --release`, or `cargo build --release --example probe` first",
         example.display()
     );
-    let site = base4().to_str().unwrap();
+    let site = base4();
     let db = base4().join("db");
     for fen in ["B:W18,K12:B3,5", "W:W18,K12:B3,5"] {
-        let out = run(example.to_str().unwrap(), &[db.to_str().unwrap(), fen], "");
+        let out = fixture::run_plain(example.to_str().unwrap(), &[db.to_str().unwrap(), fen]);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let s = text(&out.stdout);
-        let probe = run(DBPROBE, &["--site", site, fen], "");
+        let probe = fixture::run(DBPROBE, site, &[fen]);
         let p = text(&probe.stdout);
         let value = p.lines().find_map(|l| l.strip_prefix("value\t")).unwrap();
         assert!(s.starts_with(&format!("{fen}: {value}\n")), "{s}\n{p}");

@@ -14,43 +14,16 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, text};
 use common::site::assert_same_build;
 use nowdb::queue::file::Queue;
 use nowdb::queue::{QueueLine, done, held};
 use nowdb::runner::record;
 use nowdb::solve::{Job, Site};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("faults", name)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn tool(exe: &str, site: &Path, args: &[&str]) -> Output {
-    Command::new(exe)
-        .arg("--site")
-        .arg(site)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn addq(site: &Path, args: &[&str]) -> String {
-    let out = tool(ADDQ, site, args);
-    assert!(out.status.success(), "addq {args:?}: {}", text(&out.stderr));
-    text(&out.stdout)
-}
 
 /// 2..N pieces built in one process (`jobrunner build-local`), once per N for all tests.
 fn reference(pieces: u32) -> &'static Path {
@@ -58,9 +31,9 @@ fn reference(pieces: u32) -> &'static Path {
     static R5: OnceLock<PathBuf> = OnceLock::new();
     let cell = if pieces == 4 { &R4 } else { &R5 };
     cell.get_or_init(|| {
-        let d = fresh_dir(&format!("reference{pieces}"));
+        let d = fixture::scratch("faults", &format!("reference{pieces}"));
         let n = pieces.to_string();
-        let out = tool(
+        let out = fixture::run(
             JOBRUNNER,
             &d,
             &["build-local", "--pieces", &n, "--runners", "2"],
@@ -81,20 +54,17 @@ fn write_hosts(site: &Path, max_attempts: u32, rest: &str) {
 
 /// A runner daemon for host `t` on queues p and m, until the queues are empty.
 fn daemon(site: &Path, runners: usize) -> Command {
-    let mut c = Command::new(JOBRUNNER);
-    c.arg("--site")
-        .arg(site)
-        .args([
-            "daemon",
-            "--host",
-            "t",
-            "--queues",
-            "pm",
-            "--poll-secs",
-            "0.3",
-        ])
-        .args(["--runners", &runners.to_string(), "--until-empty"])
-        .stdin(Stdio::null());
+    let mut c = fixture::command(JOBRUNNER, site);
+    c.args([
+        "daemon",
+        "--host",
+        "t",
+        "--queues",
+        "pm",
+        "--poll-secs",
+        "0.3",
+    ])
+    .args(["--runners", &runners.to_string(), "--until-empty"]);
     c
 }
 
@@ -104,7 +74,7 @@ fn spawn(mut cmd: Command, site: &Path, name: &str) -> Child {
     cmd.stdout(Stdio::null()).stderr(err).spawn().unwrap()
 }
 
-fn stderr_of(site: &Path, name: &str) -> String {
+fn read_stderr(site: &Path, name: &str) -> String {
     std::fs::read_to_string(site.join(format!("{name}.stderr"))).unwrap_or_default()
 }
 
@@ -129,9 +99,9 @@ fn planned(site: &Path) -> Vec<Job> {
 
 /// A fresh site with `max_attempts` and the plan of 2..4 queued; the jobs it queued.
 fn planned_site(name: &str, max_attempts: u32) -> (PathBuf, Vec<Job>) {
-    let site = fresh_dir(name);
+    let site = fixture::scratch("faults", name);
     write_hosts(&site, max_attempts, "");
-    addq(&site, &["p", "plan", "2..4"]);
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..4"]);
     let plan = planned(&site);
     (site, plan)
 }
@@ -211,12 +181,13 @@ fn sigkill(pid: u32) -> bool {
 
 #[test]
 fn twenty_sigkilled_job_processes_lose_nothing_and_change_no_byte() {
-    let site = fresh_dir("twenty");
+    let site = fixture::scratch("faults", "twenty");
     // Kills at random moments hit the long jobs most; enough attempts that none is held.
     write_hosts(&site, 25, "");
     // Pairs from 300,000 positions are phase jobs of about a million positions, so kills hit
     // cap ... fill, build and ver jobs as well as whole-pair jobs.
-    addq(
+    fixture::ok(
+        ADDQ,
         &site,
         &[
             "--positions",
@@ -264,7 +235,7 @@ fn twenty_sigkilled_job_processes_lose_nothing_and_change_no_byte() {
         }
     }
     let status = child.wait().unwrap();
-    let err = stderr_of(&site, "daemon");
+    let err = read_stderr(&site, "daemon");
     assert!(
         status.success(),
         "the build did not end by itself: {}",
@@ -327,7 +298,7 @@ fn a_job_killed_once_is_retried_and_its_runners_next_job_leaves_its_records_alon
     assert!(
         d.wait().unwrap().success(),
         "{}",
-        tail(&stderr_of(&site, "daemon"))
+        tail(&read_stderr(&site, "daemon"))
     );
     assert_same_build(reference(4), &site, "build with one killed job");
     assert_every_job_done(&site, &plan);
@@ -370,7 +341,7 @@ fn least_needed_three_piece_slice() -> (nowdb::Slice, Vec<nowdb::slice::SlicePai
 
 #[test]
 fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_bytes() {
-    let site = fresh_dir("held");
+    let site = fixture::scratch("faults", "held");
     let port = common::smtp::free_port();
     let server = common::smtp::SmtpServer::start(&site.join("maildir"), port);
     write_hosts(
@@ -383,14 +354,14 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
         ),
     );
     // 2..3 first; then one of its solved slices is damaged and 2..4 planned.
-    addq(&site, &["p", "plan", "2..3"]);
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     assert!(daemon(&site, 2).output().unwrap().status.success());
     let (slice, users) = least_needed_three_piece_slice();
     let s = Site::new(&site);
     let input = s.solved_file(&slice);
     let good = std::fs::read(&input).unwrap();
     std::fs::write(&input, b"damaged by the test").unwrap();
-    addq(&site, &["p", "plan", "2..4"]);
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..4"]);
     let plan = planned(&site);
     let out = daemon(&site, 2).output().unwrap();
     let err = text(&out.stderr);
@@ -439,14 +410,14 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
     }
     assert_every_job_somewhere(&site, &plan, "after the holds");
     // Listed by `dbstatus held`, as a table and as JSON.
-    let listed = tool(DBSTATUS, &site, &["held"]);
+    let listed = fixture::run(DBSTATUS, &site, &["held"]);
     let table = text(&listed.stdout);
     assert!(table.starts_with(&format!("# {users} held")), "{table}");
     let json: serde_json::Value =
-        serde_json::from_slice(&tool(DBSTATUS, &site, &["--json", "held"]).stdout).unwrap();
+        serde_json::from_slice(&fixture::run(DBSTATUS, &site, &["--json", "held"]).stdout).unwrap();
     assert_eq!(json["tally"]["held"], users);
     assert_eq!(json["jobs"][0]["attempts"].as_array().unwrap().len(), 3);
-    let summary = text(&tool(DBSTATUS, &site, &["summary", "--pieces", "4"]).stdout);
+    let summary = text(&fixture::run(DBSTATUS, &site, &["summary", "--pieces", "4"]).stdout);
     assert!(summary.contains(&format!("held {users}")), "{summary}");
     // Mailed once each, through the SMTP server.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -485,7 +456,7 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
         (vec!["--release", "nonsense/x"], "is not a job name"),
         (vec!["--remove", held_jobs[0].key.as_str()], "add --yes"),
     ] {
-        let out = tool(ADDQ, &site, &args);
+        let out = fixture::run(ADDQ, &site, &args);
         assert!(!out.status.success(), "{args:?}");
         assert!(
             text(&out.stderr).contains(needle),
@@ -499,7 +470,7 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
     // A damaged held record: an error naming the file, and the job still held.
     let damaged = held::held_path(&s, &held_jobs[0].job);
     std::fs::write(&damaged, "{\"job\": ").unwrap();
-    let listed = text(&tool(DBSTATUS, &site, &["held"]).stdout);
+    let listed = text(&fixture::run(DBSTATUS, &site, &["held"]).stdout);
     assert!(listed.contains(&damaged.display().to_string()), "{listed}");
     assert!(
         listed.contains(&format!("{}\theld", held_jobs[0].key)),
@@ -508,7 +479,7 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
 
     // Repaired, released, finished: the same bytes as a build that never failed.
     std::fs::write(&input, good).unwrap();
-    let released = addq(&site, &["--release", "all"]);
+    let released = fixture::ok(ADDQ, &site, &["--release", "all"]);
     assert_eq!(released.lines().count(), users, "{released}");
     assert!(held::list(&s).unwrap().is_empty());
     let out = daemon(&site, 2).output().unwrap();
@@ -556,7 +527,7 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
             }
         }
         let status = d.wait().unwrap();
-        let err = stderr_of(&site, &name);
+        let err = read_stderr(&site, &name);
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(9), "{point}: {}", tail(&err));
         assert!(
@@ -578,7 +549,7 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
     // The held job released, a daemon without faults settles the dead daemons' records and
     // finishes.
     write_hosts(&site, 20, "");
-    let released = addq(&site, &["--release", "all"]);
+    let released = fixture::ok(ADDQ, &site, &["--release", "all"]);
     assert!(released.starts_with("released "), "{released}");
     let out = daemon(&site, 2).output().unwrap();
     assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
@@ -596,13 +567,13 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
 
 #[test]
 fn a_hung_job_is_reported_then_killed_and_counted() {
-    let site = fresh_dir("hung");
+    let site = fixture::scratch("faults", "hung");
     std::fs::write(
         site.join("hosts.toml"),
         "[jobs]\nmax_attempts = 1\nstall_secs = 10\n",
     )
     .unwrap();
-    addq(&site, &["p", "plan", "2..2"]);
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..2"]);
     let t0 = Instant::now();
     // Every job process sleeps at its start, as on a dead network mount.
     let out = daemon(&site, 1)
@@ -642,7 +613,10 @@ fn a_hung_job_is_reported_then_killed_and_counted() {
 #[test]
 fn a_full_disk_costs_no_attempt_waits_for_room_and_changes_no_byte() {
     let (src, plan) = planned_site("fullsrc", 1);
-    let (mnt, out) = (fresh_dir("fullmnt"), fresh_dir("fullout"));
+    let (mnt, out) = (
+        fixture::scratch("faults", "fullmnt"),
+        fixture::scratch("faults", "fullout"),
+    );
     let err = out.join("daemon.stderr");
     let (s, o, e, src_s) = (mnt.display(), out.display(), err.display(), src.display());
     let script = format!(

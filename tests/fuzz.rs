@@ -15,7 +15,7 @@ use std::time::Duration;
 
 #[test]
 fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
-    let dir = common::dirs::fresh_path("fuzz", "db");
+    let dir = common::fixture::scratch_path("fuzz", "db");
     let site = Site::new(&dir);
     let opts = BuildOptions {
         pieces: 4,

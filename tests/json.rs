@@ -5,26 +5,12 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, DBPROBE, DBSTATUS, JOBRUNNER};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
-const DBPROBE: &str = env!("CARGO_BIN_EXE_dbprobe");
+use std::process::Output;
 
 const HOST: &str = "ws\"1\\é";
-
-fn run(exe: &str, site: &Path, args: &[&str]) -> Output {
-    Command::new(exe)
-        .arg("--site")
-        .arg(site)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 /// Every line of stdout parses as JSON.
 fn json_lines(out: &Output, what: &str) -> Vec<Value> {
@@ -32,7 +18,7 @@ fn json_lines(out: &Output, what: &str) -> Vec<Value> {
     assert!(
         !text.trim().is_empty(),
         "{what}: no output; stderr {}",
-        String::from_utf8_lossy(&out.stderr)
+        fixture::stderr(out)
     );
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e}: {l}")))
@@ -40,11 +26,11 @@ fn json_lines(out: &Output, what: &str) -> Vec<Value> {
 }
 
 fn json(exe: &str, site: &Path, args: &[&str]) -> Value {
-    let out = run(exe, site, args);
+    let out = fixture::run(exe, site, args);
     assert!(
         out.status.success() || args.contains(&"daemon"),
         "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+        fixture::stderr(&out)
     );
     let mut lines = json_lines(&out, &format!("{args:?}"));
     assert_eq!(lines.len(), 1, "{args:?}: one JSON line");
@@ -52,7 +38,7 @@ fn json(exe: &str, site: &Path, args: &[&str]) -> Value {
 }
 
 fn weird_site() -> PathBuf {
-    let d = common::dirs::fresh_dir("json", "base");
+    let d = fixture::scratch("json", "base");
     let site = d.join("site \"q\" back\\slash\nnew line é ü");
     std::fs::create_dir_all(&site).unwrap();
     site
@@ -146,7 +132,7 @@ fn every_json_output_stays_valid_with_quotes_backslashes_newlines_and_non_ascii(
     // Finish 2..2 (the pair whose files were damaged is planned again now that they are
     // gone), then probe the database, and describe a position without one.
     json(ADDQ, &site, &["--json", "p", "plan", "2..2"]);
-    let out = run(
+    let out = fixture::run(
         JOBRUNNER,
         &site,
         &[
@@ -158,17 +144,10 @@ fn every_json_output_stays_valid_with_quotes_backslashes_newlines_and_non_ascii(
             "0.2",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", fixture::stderr(&out));
     let probe = json(DBPROBE, &site, &["--json", "B:WK18:BK3"]);
     assert!(probe["value"].is_string(), "{probe}");
-    let out = Command::new(DBPROBE)
-        .args(["--json", "B:W18,K12:B3,5"])
-        .output()
-        .unwrap();
+    let out = fixture::run_plain(DBPROBE, &["--json", "B:W18,K12:B3,5"]);
     json_lines(&out, "dbprobe FEN");
     let _ = std::fs::remove_dir_all(site.parent().unwrap());
 }

@@ -3,13 +3,10 @@
 
 mod common;
 
+use common::fixture;
 use nowdb::queue::lock::{LockEvent, LockFile, LockOwner, Machine};
 use std::path::PathBuf;
 use std::time::Duration;
-
-fn dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("lock", name)
-}
 
 fn here() -> Machine {
     Machine {
@@ -33,7 +30,7 @@ fn dead_pid() -> u32 {
 
 #[test]
 fn the_lock_excludes_and_no_update_is_lost() {
-    let d = dir("excl");
+    let d = fixture::scratch("lock", "excl");
     let lock = d.join("prime.lock");
     let counter = d.join("counter");
     std::fs::write(&counter, "0").unwrap();
@@ -59,7 +56,7 @@ fn the_lock_excludes_and_no_update_is_lost() {
 
 #[test]
 fn the_owner_is_recorded_and_a_live_owner_is_never_broken() {
-    let d = dir("live");
+    let d = fixture::scratch("lock", "live");
     let lock = d.join("q.lock");
     let held = LockFile::try_acquire(&lock, &here()).unwrap().unwrap();
     let owner = LockOwner::parse(&std::fs::read_to_string(&lock).unwrap()).unwrap();
@@ -80,7 +77,7 @@ fn the_owner_is_recorded_and_a_live_owner_is_never_broken() {
 
 #[test]
 fn a_dead_pid_or_a_reboot_on_this_host_breaks_the_lock_and_says_so() {
-    let d = dir("stale");
+    let d = fixture::scratch("lock", "stale");
     let lock = d.join("q.lock");
     for (pid, boot) in [(dead_pid(), "boot-a"), (std::process::id(), "boot-old")] {
         write_owner(&lock, "ws1", pid, boot);
@@ -95,7 +92,7 @@ fn a_dead_pid_or_a_reboot_on_this_host_breaks_the_lock_and_says_so() {
 
 #[test]
 fn another_hosts_lock_and_a_torn_lock_file_are_left_alone() {
-    let d = dir("other");
+    let d = fixture::scratch("lock", "other");
     let lock = d.join("q.lock");
     write_owner(&lock, "ws2", dead_pid(), "boot-z");
     let r = LockFile::acquire(&lock, &here(), Duration::from_millis(100), &mut Vec::new());

@@ -4,18 +4,10 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, JOBRUNNER};
 use common::smtp::{SmtpServer, free_port};
 use nowdb::mail::{self, Delivery, MailConfig, Security, Transport};
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("mail", name)
-}
 
 fn config(port: u16, max_per_hour: u32) -> MailConfig {
     MailConfig {
@@ -35,7 +27,7 @@ fn config(port: u16, max_per_hour: u32) -> MailConfig {
 
 #[test]
 fn alerts_are_sent_digested_limited_and_retried_while_the_server_is_down() {
-    let site = fresh_dir("deliver");
+    let site = fixture::scratch("mail", "deliver");
     let port = free_port();
     let server = SmtpServer::start(&site.join("maildir"), port);
     let cfg = config(port, 3);
@@ -97,7 +89,7 @@ fn alerts_are_sent_digested_limited_and_retried_while_the_server_is_down() {
 
 #[test]
 fn a_held_job_is_mailed_once_by_its_runner() {
-    let site = fresh_dir("runner");
+    let site = fixture::scratch("mail", "runner");
     let port = free_port();
     let server = SmtpServer::start(&site.join("maildir"), port);
     std::fs::write(
@@ -114,26 +106,19 @@ fn a_held_job_is_mailed_once_by_its_runner() {
     for s in ["1100.--", "0011.00"] {
         std::fs::write(site.join(format!("solved/{s}.nwk")), b"not a work file").unwrap();
     }
-    let out = Command::new(ADDQ)
-        .arg("--site")
-        .arg(&site)
-        .args(["p", "build", "1100"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let out = Command::new(JOBRUNNER)
-        .arg("--site")
-        .arg(&site)
-        .args([
+    fixture::ok(ADDQ, &site, &["p", "build", "1100"]);
+    let out = fixture::run(
+        JOBRUNNER,
+        &site,
+        &[
             "daemon",
             "--host",
             "w1",
             "--until-empty",
             "--poll-secs",
             "0.2",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(!out.status.success());
     // The delivery runs beside the runner: wait for it.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -144,7 +129,7 @@ fn a_held_job_is_mailed_once_by_its_runner() {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert_eq!(got.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(got.len(), 1, "{}", fixture::stderr(&out));
     let mail = got[0].replace("=\r\n", "").replace("\r\n", "\n");
     assert!(mail.contains("job held: build 1100.--"), "{mail}");
     assert!(mail.contains("attempt 2 on w1"), "{mail}");

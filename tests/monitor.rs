@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::fixture::{self, DBSTART, WSMONITOR, text};
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::Queue;
 use nowdb::runner::record::{self, RunningRecord};
@@ -13,17 +14,6 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
-const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("monitor", name)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A stand-in for ssh that records its arguments instead of logging in.
 fn fake_ssh(site: &Path) -> PathBuf {
@@ -47,9 +37,7 @@ fn fake_ssh(site: &Path) -> PathBuf {
 /// One `wsmonitor --once` round at time `now` (10 minutes' grace, 1 s probe timeout)
 /// logging in with `ssh`; it must succeed.
 fn round_with(site: &Path, now: u64, ssh: &Path) -> Output {
-    let out = Command::new(WSMONITOR)
-        .arg("--site")
-        .arg(site)
+    let out = fixture::command(WSMONITOR, site)
         .args(["--once", "--grace", "600", "--timeout", "1"])
         .args(["--now", &now.to_string()])
         .arg("--ssh")
@@ -73,12 +61,7 @@ fn round_saying(site: &Path, now: u64, needle: &str) {
 
 /// `wsmonitor --once` on a site whose hosts.toml it must refuse: its error.
 fn refused(site: &Path) -> String {
-    let out = Command::new(WSMONITOR)
-        .arg("--site")
-        .arg(site)
-        .arg("--once")
-        .output()
-        .unwrap();
+    let out = fixture::run(WSMONITOR, site, &["--once"]);
     assert!(!out.status.success());
     text(&out.stderr)
 }
@@ -148,7 +131,7 @@ fn two_hosts(site: &Path, more: &str) -> (TcpListener, TcpListener, u16, u16) {
 
 #[test]
 fn crash_return_and_reboot_are_handled_and_mailed() {
-    let site = fresh_dir("crash");
+    let site = fixture::scratch("monitor", "crash");
     let (w1, w2, _, p2) = two_hosts(
         &site,
         "[mail]\ntransport = \"file\"\ndir = \"mail/files\"\nfrom = \"nowdb@localhost\"\nto = [\"op@localhost\"]\n",
@@ -227,7 +210,7 @@ fn crash_return_and_reboot_are_handled_and_mailed() {
 
 #[test]
 fn dbstart_starts_this_hosts_runners_without_ssh_and_names_unknown_hosts() {
-    let site = fresh_dir("dbstart");
+    let site = fixture::scratch("monitor", "dbstart");
     let me = nix::unistd::gethostname()
         .unwrap()
         .to_string_lossy()
@@ -240,12 +223,7 @@ fn dbstart_starts_this_hosts_runners_without_ssh_and_names_unknown_hosts() {
     // The runner it starts takes this stop line and exits.
     std::fs::create_dir_all(site.join("queues")).unwrap();
     std::fs::write(site.join("queues/prime"), "stop\n").unwrap();
-    let out = Command::new(DBSTART)
-        .arg("--site")
-        .arg(&site)
-        .arg(&me)
-        .output()
-        .unwrap();
+    let out = fixture::run(DBSTART, &site, &[me.as_str()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("here (pid"));
     let daemon_out = site.join(format!("logs/{me}.daemon.out"));
@@ -259,12 +237,7 @@ fn dbstart_starts_this_hosts_runners_without_ssh_and_names_unknown_hosts() {
     }
     assert!(record::read_all(&Site::new(&site)).unwrap().is_empty());
 
-    let out = Command::new(DBSTART)
-        .arg("--site")
-        .arg(&site)
-        .arg("nosuch")
-        .output()
-        .unwrap();
+    let out = fixture::run(DBSTART, &site, &["nosuch"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("nosuch: not a [[host]] of hosts.toml"));
     let _ = std::fs::remove_dir_all(&site);
@@ -272,7 +245,7 @@ fn dbstart_starts_this_hosts_runners_without_ssh_and_names_unknown_hosts() {
 
 #[test]
 fn a_bad_hosts_toml_is_a_clear_error() {
-    let site = fresh_dir("bad");
+    let site = fixture::scratch("monitor", "bad");
     let err = refused(&site);
     assert!(err.contains("hosts.toml"), "{err}");
     std::fs::write(
@@ -289,7 +262,7 @@ fn a_bad_hosts_toml_is_a_clear_error() {
 /// logged and mailed, and the monitor goes on with its round.
 #[test]
 fn an_ssh_failure_is_reported_and_the_round_goes_on() {
-    let site = fresh_dir("sshfail");
+    let site = fixture::scratch("monitor", "sshfail");
     let (w1, w2, p1, _) = two_hosts(&site, "");
     let failing = site.join("failing-ssh");
     std::fs::write(
@@ -344,7 +317,7 @@ fn lock_of(path: &Path, host: &str, boot: &str, since: u64) {
 /// stay; a reboot breaks the locks of the old boot only.
 #[test]
 fn a_crashed_or_rebooted_hosts_locks_are_broken_before_its_jobs_are_requeued() {
-    let site = fresh_dir("locks");
+    let site = fixture::scratch("monitor", "locks");
     let (w1, w2, _, _) = two_hosts(&site, "");
     let t0 = 1_800_000_000;
     heartbeat(&site, "w1", "boot-A", t0);

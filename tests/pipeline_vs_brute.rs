@@ -25,7 +25,7 @@ struct Both {
 fn both() -> &'static Both {
     static BOTH: OnceLock<Both> = OnceLock::new();
     BOTH.get_or_init(|| {
-        let dir = common::dirs::fresh_path("vs-brute", "site");
+        let dir = common::fixture::scratch_path("vs-brute", "site");
         let site = Site::new(PathBuf::from(&dir));
         // The pipeline and the brute force run side by side, one core each.
         let pipeline = std::thread::spawn(move || {

@@ -3,33 +3,17 @@
 
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::{Queue, parse_queue_text};
-use std::path::PathBuf;
-use std::process::Command;
 
 mod common;
 
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("queue", name)
-}
-
-fn addq(site: &PathBuf, args: &[&str]) -> std::process::Output {
-    Command::new(ADDQ)
-        .arg("--site")
-        .arg(site)
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER};
 
 /// 8 concurrent streams of `addq` processes add 500 jobs each (one per process) while 4
 /// runner daemons drain the queue: every job runs exactly once (by `done/` and the logs),
 /// and every read of the file parses (no torn queue).
 #[test]
 fn concurrent_addq_and_runners_lose_and_duplicate_nothing() {
-    let site = fresh_dir("stress");
+    let site = fixture::scratch("queue", "stress");
     let sites = std::slice::from_ref(&site);
     common::queue_stress::addq_streams_against_runners(ADDQ, JOBRUNNER, sites, sites, 500);
     let q = Queue::named(&site, "p").unwrap();
@@ -41,8 +25,8 @@ fn concurrent_addq_and_runners_lose_and_duplicate_nothing() {
 
 #[test]
 fn bad_input_is_refused_and_the_queue_is_unchanged() {
-    let site = fresh_dir("bad");
-    let out = addq(&site, &["p", "lookup", "3113.01"]);
+    let site = fixture::scratch("queue", "bad");
+    let out = fixture::run(ADDQ, &site, &["p", "lookup", "3113.01"]);
     assert!(out.status.success());
     let before = std::fs::read(site.join("queues/prime")).unwrap();
     for (args, needle) in [
@@ -59,9 +43,9 @@ fn bad_input_is_refused_and_the_queue_is_unchanged() {
             "lookup has no rounds",
         ),
     ] {
-        let out = addq(&site, &args);
+        let out = fixture::run(ADDQ, &site, &args);
         assert!(!out.status.success(), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = fixture::stderr(&out);
         assert!(err.contains(needle), "{args:?}: {err}");
         assert_eq!(std::fs::read(site.join("queues/prime")).unwrap(), before);
     }
@@ -69,9 +53,9 @@ fn bad_input_is_refused_and_the_queue_is_unchanged() {
     let mut text = String::from_utf8(before.clone()).unwrap();
     text.insert_str(0, "# operator note\nlookup 3113.01 -max 02 -n 07\n");
     std::fs::write(site.join("queues/prime"), &text).unwrap();
-    let out = addq(&site, &["--list", "p"]);
+    let out = fixture::run(ADDQ, &site, &["--list", "p"]);
     assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = fixture::stderr(&out);
     assert!(err.contains("queues/prime: line 2: -n 7"), "{err}");
     assert_eq!(
         std::fs::read_to_string(site.join("queues/prime")).unwrap(),
@@ -82,24 +66,26 @@ fn bad_input_is_refused_and_the_queue_is_unchanged() {
 
 #[test]
 fn top_list_and_edit() {
-    let site = fresh_dir("edit");
+    let site = fixture::scratch("queue", "edit");
     assert!(
-        addq(&site, &["n", "noio", "2200", "-s", "2"])
+        fixture::run(ADDQ, &site, &["n", "noio", "2200", "-s", "2"])
             .status
             .success()
     );
-    assert!(addq(&site, &["--top", "nonprime", "stop"]).status.success());
-    let out = addq(&site, &["--list", "n"]);
-    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        fixture::run(ADDQ, &site, &["--top", "nonprime", "stop"])
+            .status
+            .success()
+    );
+    let out = fixture::run(ADDQ, &site, &["--list", "n"]);
+    let list = fixture::text(&out.stdout);
     assert!(list.starts_with("stop\nnoio 2200.-- -max "), "{list}");
     assert!(list.contains(" -s 2 -n 00\n"), "{list}");
-    let out = addq(&site, &["--list", "--json", "n"]);
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("[{\"line\":1,\"job\":\"stop\"}"));
+    let out = fixture::run(ADDQ, &site, &["--list", "--json", "n"]);
+    assert!(fixture::text(&out.stdout).starts_with("[{\"line\":1,\"job\":\"stop\"}"));
 
     let edit = |editor: &str| {
-        Command::new(ADDQ)
-            .arg("--site")
-            .arg(&site)
+        fixture::command(ADDQ, &site)
             .args(["--edit", "n"])
             .env("EDITOR", editor)
             .output()
@@ -114,7 +100,7 @@ fn top_list_and_edit() {
     let before = std::fs::read(q.path()).unwrap();
     let out = edit("sed -i 1s/noio/noyo/");
     assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = fixture::stderr(&out);
     assert!(
         err.contains("line 1: unknown job type \"noyo\"") && err.contains("your edit is kept"),
         "{err}"
@@ -124,26 +110,21 @@ fn top_list_and_edit() {
 
 #[test]
 fn dbstatus_reports_queue_lengths() {
-    let site = fresh_dir("status");
-    assert!(addq(&site, &["p", "lookup", "2200"]).status.success());
+    let site = fixture::scratch("queue", "status");
     assert!(
-        addq(&site, &["m", "cap", "1100", "0", "992", "-n", "3"])
+        fixture::run(ADDQ, &site, &["p", "lookup", "2200"])
             .status
             .success()
     );
-    assert!(addq(&site, &["m", "stop"]).status.success());
-    let out = Command::new(env!("CARGO_BIN_EXE_dbstatus"))
-        .arg("--site")
-        .arg(&site)
-        .arg("queues")
-        .output()
-        .unwrap();
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        fixture::run(ADDQ, &site, &["m", "cap", "1100", "0", "992", "-n", "3"])
+            .status
+            .success()
     );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(fixture::run(ADDQ, &site, &["m", "stop"]).status.success());
+    let out = fixture::run(DBSTATUS, &site, &["queues"]);
+    assert!(out.status.success(), "{}", fixture::stderr(&out));
+    let text = fixture::text(&out.stdout);
     let count_2200: u64 = "2200".parse::<nowdb::Slice>().unwrap().count();
     assert!(
         text.starts_with("queue\tletter\tjobs\tstops\tpositions\tfirst\n"),

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, text};
 use common::site::assert_same_build;
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::Queue;
@@ -18,35 +19,9 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("runner", name)
-}
-
-fn addq(site: &Path, args: &[&str]) -> Output {
-    let out = Command::new(ADDQ)
-        .arg("--site")
-        .arg(site)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "addq {args:?}: {}", text(&out.stderr));
-    out
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn daemon(site: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(JOBRUNNER);
-    c.arg("--site")
-        .arg(site)
-        .arg("daemon")
-        .args(["--poll-secs", "0.5"])
-        .args(args);
+    let mut c = fixture::command(JOBRUNNER, site);
+    c.arg("daemon").args(["--poll-secs", "0.5"]).args(args);
     c
 }
 
@@ -78,13 +53,12 @@ fn tail(s: &str) -> String {
 fn reference5() -> &'static Path {
     static REF: OnceLock<PathBuf> = OnceLock::new();
     REF.get_or_init(|| {
-        let d = fresh_dir("reference5");
-        let out = Command::new(JOBRUNNER)
-            .arg("--site")
-            .arg(&d)
-            .args(["build-local", "--pieces", "5", "--runners", "2"])
-            .output()
-            .unwrap();
+        let d = fixture::scratch("runner", "reference5");
+        let out = fixture::run(
+            JOBRUNNER,
+            &d,
+            &["build-local", "--pieces", "5", "--runners", "2"],
+        );
         assert!(out.status.success(), "{}", text(&out.stderr));
         d
     })
@@ -92,10 +66,11 @@ fn reference5() -> &'static Path {
 
 #[test]
 fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
-    let site = fresh_dir("four");
+    let site = fixture::scratch("runner", "four");
     // Small mini-slices, so that the larger slices are split across runners; phase jobs
     // for every pair (no `pair` jobs), so that the stage machine in files does it all.
-    addq(
+    fixture::ok(
+        ADDQ,
         &site,
         &[
             "--positions",
@@ -170,8 +145,8 @@ fn first_job_line(site: &Path, queue: &str) -> String {
 /// requeues the job, which resumes from its checkpoint; the build ends byte-identical.
 #[test]
 fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
-    let site = fresh_dir("kill");
-    addq(&site, &["p", "plan", "2..5"]);
+    let site = fixture::scratch("runner", "kill");
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
     let args = [
         "--host",
         "t",
@@ -254,7 +229,7 @@ fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
 /// unsynced work it left, and ends with the same bytes as the in-process build.
 #[test]
 fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
-    let site = fresh_dir("pair");
+    let site = fixture::scratch("runner", "pair");
     assert!(
         Command::new("cp")
             .arg("-a")
@@ -282,12 +257,11 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
             std::fs::remove_file(&f).unwrap();
         }
     }
-    let stopped = Command::new(JOBRUNNER)
-        .arg("--site")
-        .arg(&site)
-        .args(["run", "--deadline-secs", "0", &format!("pair {}", pair.0)])
-        .output()
-        .unwrap();
+    let stopped = fixture::run(
+        JOBRUNNER,
+        &site,
+        &["run", "--deadline-secs", "0", &format!("pair {}", pair.0)],
+    );
     assert_eq!(stopped.status.code(), Some(3), "{}", text(&stopped.stderr));
     assert!(pair.slices().iter().all(|x| !s.is_solved(x)));
     assert!(s.work_file(&pair.0).exists(), "the stopped job left work");
@@ -296,10 +270,8 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
     // work is left behind.
     let shm = Path::new("/dev/shm").join(format!("nowdb-runner-{}", std::process::id()));
     std::fs::create_dir_all(&shm).unwrap();
-    let done = Command::new(JOBRUNNER)
+    let done = fixture::command(JOBRUNNER, &site)
         .env("TMPDIR", &shm)
-        .arg("--site")
-        .arg(&site)
         .args(["run", &format!("pair {}", pair.0)])
         .output()
         .unwrap();
@@ -314,12 +286,11 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
     );
     assert_same_build(reference5(), &site, "queue build");
     // Only whole slices make a pair job.
-    let bad = Command::new(ADDQ)
-        .arg("--site")
-        .arg(&site)
-        .args(["m", "pair", &pair.0.to_string(), "0", "32768"])
-        .output()
-        .unwrap();
+    let bad = fixture::run(
+        ADDQ,
+        &site,
+        &["m", "pair", &pair.0.to_string(), "0", "32768"],
+    );
     assert!(!bad.status.success());
     assert!(
         text(&bad.stderr).contains("a pair job covers its whole slice"),
@@ -331,10 +302,69 @@ fn a_stopped_pair_job_starts_again_and_ends_byte_identical() {
 
 /// `addq plan` run again adds nothing that is queued (even in the explicit form a stopped job
 /// is requeued in) or running; a job neither queued nor running nor done comes back.
+/// The local build killed just after it recorded a stage of a pair (`--small-pair 0`: every
+/// pair keeps a stage record; one runner, so the moment is always the same), then the queues
+/// take over with phase jobs everywhere. `addq plan` starts the pairs the local build left
+/// half way from nothing (their jobs had other ranges): before, such a pair either never
+/// moved (its record named a stage nobody queued) or, solved again over the leftovers, kept
+/// a wrong draw that `ver` caught. The build ends byte-identical to the in-process one.
+#[test]
+fn the_queues_start_again_a_pair_the_local_build_left_half_way() {
+    let site = fixture::scratch("runner", "local-then-queues");
+    let killed = fixture::command(JOBRUNNER, &site)
+        .env("NOWDB_FAULT", "local.stage=kill@60")
+        .args([
+            "build-local",
+            "--pieces",
+            "4",
+            "--runners",
+            "1",
+            "--small-pair",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        killed.status.signal(),
+        Some(9),
+        "{}",
+        fixture::stderr(&killed)
+    );
+    let s = Site::new(&site);
+    let plan = nowdb::slice::plan(4);
+    let half_way: Vec<_> = plan
+        .pairs()
+        .filter(|p| {
+            let slices = p.slices();
+            !slices.iter().all(|x| s.is_solved(x))
+                && nowdb::solve::stage::read_record(&s, &slices)
+                    .unwrap()
+                    .is_some()
+        })
+        .collect();
+    assert!(!half_way.is_empty(), "the kill left a pair half way");
+    fixture::ok(ADDQ, &site, &["--pair-below", "0", "p", "plan", "2..4"]);
+    for p in &half_way {
+        let slices = p.slices();
+        assert!(
+            nowdb::solve::stage::read_record(&s, &slices)
+                .unwrap()
+                .is_none()
+        );
+        assert!(slices.iter().all(|x| !s.work_file(x).exists()), "{p}");
+    }
+    let out = run_daemon(&site, &until_empty("pm", "2"));
+    assert!(out.status.success(), "{}", tail(&fixture::stderr(&out)));
+    let reference = fixture::scratch("runner", "local-then-queues-reference");
+    fixture::ok(JOBRUNNER, &reference, &["build-local", "--pieces", "4"]);
+    assert_same_build(&site, &reference, "local build killed, then the queues");
+}
+
 #[test]
 fn plan_again_skips_queued_requeued_and_running_jobs() {
-    let site = fresh_dir("replan");
-    addq(&site, &["p", "plan", "2..3"]);
+    let site = fixture::scratch("runner", "replan");
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     let small = site.join("queues/small");
     let queued = std::fs::read_to_string(&small).unwrap();
     let lines: Vec<&str> = queued.lines().collect();
@@ -362,14 +392,14 @@ fn plan_again_skips_queued_requeued_and_running_jobs() {
     }
     .write(&running, true)
     .unwrap();
-    let again = text(&addq(&site, &["p", "plan", "2..3"]).stdout);
+    let again = fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     assert!(
         again.contains("added 0 job(s) to prime and 0 to small"),
         "{again}"
     );
     // Once it is neither running nor done, the first job is planned again.
     std::fs::remove_file(&running).unwrap();
-    let again = text(&addq(&site, &["p", "plan", "2..3"]).stdout);
+    let again = fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     assert!(again.contains("and 1 to small"), "{again}");
     let _ = std::fs::remove_dir_all(&site);
 }
@@ -395,15 +425,15 @@ fn run_daemon(site: &Path, args: &[&str]) -> Output {
 #[test]
 fn stop_lines_failures_and_stuck_queues_are_reported() {
     // A stop line ends the runner that takes it.
-    let site = fresh_dir("stop");
-    addq(&site, &["p", "stop"]);
+    let site = fixture::scratch("runner", "stop");
+    fixture::ok(ADDQ, &site, &["p", "stop"]);
     let out = run_daemon(&site, &["--host", "t", "--queues", "p", "--runners", "1"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("took \"stop\""));
 
     // A job whose inputs never come: --until-empty fails and says so, once, with what it
     // waits for.
-    addq(&site, &["p", "ver", "1100"]);
+    fixture::ok(ADDQ, &site, &["p", "ver", "1100"]);
     let out = run_daemon(&site, &until_empty("p", "2"));
     assert!(!out.status.success());
     let err = text(&out.stderr);
@@ -419,7 +449,7 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
 
     // A job that fails every time: retried with a growing backoff, then held (out of the
     // queues), the operator mailed once; --until-empty names it and the release command.
-    let site = fresh_dir("fail");
+    let site = fixture::scratch("runner", "fail");
     std::fs::write(
         site.join("hosts.toml"),
         "[jobs]\nmax_attempts = 2\nretry_backoff_secs = 1\n",
@@ -429,7 +459,7 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
         std::fs::create_dir_all(site.join("solved")).unwrap();
         std::fs::write(site.join(format!("solved/{s}.nwk")), b"not a work file").unwrap();
     }
-    addq(&site, &["p", "build", "1100"]);
+    fixture::ok(ADDQ, &site, &["p", "build", "1100"]);
     let out = run_daemon(&site, &until_empty("p", "1"));
     assert!(!out.status.success());
     let err = text(&out.stderr);
@@ -459,7 +489,7 @@ fn stop_lines_failures_and_stuck_queues_are_reported() {
 
 #[test]
 fn bad_configuration_is_a_clear_error() {
-    let site = fresh_dir("config");
+    let site = fixture::scratch("runner", "config");
     // No hosts.toml and no --queues/--runners.
     let out = run_daemon(&site, &["--host", "nohost"]);
     assert!(!out.status.success());
@@ -496,9 +526,9 @@ fn bad_configuration_is_a_clear_error() {
         "[[host]]\nname = \"a\"\nssh = \"a\"\nqueue = \"s\"\nplatform = \"x\"\nmemory_mb = 64\nrunners = 3\n",
     )
     .unwrap();
-    addq(&site, &["s", "stop"]);
-    addq(&site, &["s", "stop"]);
-    addq(&site, &["s", "stop"]);
+    fixture::ok(ADDQ, &site, &["s", "stop"]);
+    fixture::ok(ADDQ, &site, &["s", "stop"]);
+    fixture::ok(ADDQ, &site, &["s", "stop"]);
     let out = run_daemon(&site, &["--host", "a"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("3 runner(s) on queues slow"));
@@ -506,15 +536,10 @@ fn bad_configuration_is_a_clear_error() {
 
 #[test]
 fn dbstatus_reports_runners_slices_and_totals() {
-    let site = fresh_dir("status");
-    addq(&site, &["p", "plan", "2..3"]);
+    let site = fixture::scratch("runner", "status");
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     let dbstatus = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_dbstatus"))
-            .arg("--site")
-            .arg(&site)
-            .args(args)
-            .output()
-            .unwrap();
+        let out = fixture::run(DBSTATUS, &site, args);
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
         text(&out.stdout)
     };

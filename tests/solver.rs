@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, copy_dir, stderr};
 use common::site::assert_same_build;
 use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
@@ -13,28 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
-
-/// A fresh, empty directory for one test.
-fn fresh_dir(name: &str) -> PathBuf {
-    common::dirs::fresh_dir("solver", name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
 
 fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSummary {
     let mut opts = BuildOptions {
@@ -56,7 +35,7 @@ fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSu
 fn base3() -> &'static Path {
     static BASE: OnceLock<PathBuf> = OnceLock::new();
     BASE.get_or_init(|| {
-        let d = fresh_dir("base3");
+        let d = fixture::scratch("solver", "base3");
         build(&d, 3, |_| {});
         d
     })
@@ -74,7 +53,7 @@ fn clean_2201() -> &'static Path {
 }
 
 fn site_from_base3(name: &str) -> PathBuf {
-    let d = fresh_dir(name);
+    let d = fixture::scratch("solver", name);
     copy_dir(base3(), &d);
     d
 }
@@ -98,7 +77,7 @@ fn two_sided_total(pieces: u32) -> u64 {
 
 #[test]
 fn build_2_to_4_is_complete_and_consistent() {
-    let d = fresh_dir("build4");
+    let d = fixture::scratch("solver", "build4");
     copy_dir(base3(), &d);
     let s = build(&d, 4, |o| o.verify = true);
     assert_eq!(
@@ -106,10 +85,7 @@ fn build_2_to_4_is_complete_and_consistent() {
         two_sided_total(4),
         "every new 4-piece position verified"
     );
-    let out = Command::new(DBSTATUS)
-        .args(["--site", d.to_str().unwrap(), "counts", "--by", "material"])
-        .output()
-        .unwrap();
+    let out = fixture::run(DBSTATUS, &d, &["counts", "--by", "material"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
@@ -172,8 +148,8 @@ fn sigkill_and_resume_give_identical_files() {
     let mut kills = 0;
     let t0 = Instant::now();
     loop {
-        let mut child = Command::new(JOBRUNNER)
-            .args(["--site", d.to_str().unwrap(), "--checkpoint-secs", "0"])
+        let mut child = fixture::command(JOBRUNNER, &d)
+            .args(["--checkpoint-secs", "0"])
             .args(["build-local", "--pieces", "5", "--only", "2201.-6"])
             .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
             .stdout(Stdio::null())
@@ -228,9 +204,7 @@ fn sigterm_stops_the_build_at_a_checkpoint_and_it_resumes() {
         "--small-pair",
         "0",
     ];
-    let child = Command::new(JOBRUNNER)
-        .arg("--site")
-        .arg(&d)
+    let child = fixture::command(JOBRUNNER, &d)
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -240,28 +214,15 @@ fn sigterm_stops_the_build_at_a_checkpoint_and_it_resumes() {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let err = stderr(&out);
     assert!(
         !out.status.success(),
         "the build should have been stopped: {err}"
     );
     assert!(err.contains("stopped at a checkpoint"), "{err}");
-    let o = jobrunner(&d, &args);
+    let o = fixture::run(JOBRUNNER, &d, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_same_build(clean, &d, "after SIGTERM and resume");
-}
-
-fn jobrunner(site: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(JOBRUNNER)
-        .arg("--site")
-        .arg(site)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// One job stopped by its deadline checkpoints (exit 3) and the rerun resumes from there.
@@ -271,18 +232,22 @@ fn a_stopped_job_resumes_from_its_checkpoint() {
     let only = vec!["2200".parse().unwrap()];
     build(&d, 4, |o| o.only = only);
     // 2300.-- needs only 2..4-piece slices; its cap job covers 62 pages.
-    let o = jobrunner(&d, &["run", "--deadline-secs", "0", "cap", "2300.--"]);
+    let o = fixture::run(
+        JOBRUNNER,
+        &d,
+        &["run", "--deadline-secs", "0", "cap", "2300.--"],
+    );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let text = fixture::text(&o.stdout);
     assert!(text.contains("stopped at checkpoint 32768"), "{text}");
     let ckpt = std::fs::read_to_string(d.join("work/ckpt/cap-2300.---r0-0-2013760.ckpt")).unwrap();
     assert!(
         ckpt.starts_with("next = 32768\ncomplete = false\n"),
         "{ckpt}"
     );
-    let o = jobrunner(&d, &["--json", "run", "cap 2300.--"]);
+    let o = fixture::run(JOBRUNNER, &d, &["--json", "run", "cap 2300.--"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let text = fixture::text(&o.stdout);
     assert!(
         text.contains("\"resumed_from\":32768,\"complete\":true"),
         "{text}"
@@ -290,7 +255,7 @@ fn a_stopped_job_resumes_from_its_checkpoint() {
     // A clean run of the same job over a fresh work file gives the same bytes.
     let fresh = site_from_base3("deadline-clean");
     build(&fresh, 4, |o| o.only = vec!["2200".parse().unwrap()]);
-    let o = jobrunner(&fresh, &["run", "cap", "2300.--"]);
+    let o = fixture::run(JOBRUNNER, &fresh, &["run", "cap", "2300.--"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let a = std::fs::read(d.join("work/2300.--.nwk")).unwrap();
     let b = std::fs::read(fresh.join("work/2300.--.nwk")).unwrap();
@@ -322,7 +287,7 @@ fn bad_ranges_and_missing_slices_are_clear_errors() {
         (&["run", "lookup", "2201.-6"], "does not exist"),
     ];
     for (args, want) in cases {
-        let o = jobrunner(&d, args);
+        let o = fixture::run(JOBRUNNER, &d, args);
         assert!(!o.status.success(), "{args:?} succeeded");
         let e = stderr(&o);
         assert!(e.contains(want), "{args:?}: {e:?} lacks {want:?}");
@@ -334,13 +299,13 @@ fn bad_ranges_and_missing_slices_are_clear_errors() {
 fn corrupt_or_truncated_work_files_are_refused_and_left_alone() {
     let d = site_from_base3("corrupt");
     build(&d, 4, |o| o.only = vec!["2200".parse().unwrap()]);
-    let o = jobrunner(&d, &["run", "cap", "2300.--", "0", "32768"]);
+    let o = fixture::run(JOBRUNNER, &d, &["run", "cap", "2300.--", "0", "32768"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let work = d.join("work/2300.--.nwk");
     let good = std::fs::read(&work).unwrap();
     // Truncated.
     std::fs::write(&work, &good[..good.len() - 100]).unwrap();
-    let o = jobrunner(&d, &["run", "cap", "2300.--", "32768", "65536"]);
+    let o = fixture::run(JOBRUNNER, &d, &["run", "cap", "2300.--", "32768", "65536"]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("2300.--.nwk") && stderr(&o).contains("truncated"),
@@ -356,7 +321,7 @@ fn corrupt_or_truncated_work_files_are_refused_and_left_alone() {
     let mut bad = good.clone();
     bad[20] ^= 0xFF;
     std::fs::write(&work, &bad).unwrap();
-    let o = jobrunner(&d, &["run", "cap", "2300.--", "32768", "65536"]);
+    let o = fixture::run(JOBRUNNER, &d, &["run", "cap", "2300.--", "32768", "65536"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("bad header"), "{}", stderr(&o));
     assert!(std::fs::read(&work).unwrap() == bad, "file left alone");
@@ -364,7 +329,7 @@ fn corrupt_or_truncated_work_files_are_refused_and_left_alone() {
     std::fs::write(&work, &good).unwrap();
     let ck = d.join("work/ckpt/cap-2300.---r0-32768-65536.ckpt");
     std::fs::write(&ck, "next banana\n").unwrap();
-    let o = jobrunner(&d, &["run", "cap", "2300.--", "32768", "65536"]);
+    let o = fixture::run(JOBRUNNER, &d, &["run", "cap", "2300.--", "32768", "65536"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("corrupt checkpoint"), "{}", stderr(&o));
 }
@@ -377,9 +342,9 @@ fn corrupt_or_truncated_work_files_are_refused_and_left_alone() {
 fn a_full_disk_is_refused_before_the_job_writes() {
     let d = site_from_base3("full");
     build(&d, 4, |o| o.only = vec!["2200".parse().unwrap()]);
-    let clean = fresh_dir("full-clean");
+    let clean = fixture::scratch("solver", "full-clean");
     copy_dir(&d, &clean);
-    let o = jobrunner(&clean, &["run", "cap", "2300.--"]);
+    let o = fixture::run(JOBRUNNER, &clean, &["run", "cap", "2300.--"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let uid = Command::new("id").arg("-u").output().unwrap();
     assert_eq!(
@@ -408,7 +373,7 @@ mkdir {site}/small/c
         .args(["-m", "sh", "-c", &script])
         .output()
         .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let out = fixture::text(&o.stdout);
     let err1 = std::fs::read_to_string(d.join("err1")).unwrap_or_default();
     // Refused before writing a page: exit 4 (too little space, no attempt used), a message
     // naming the job, the directory and both sizes, and no checkpoint.
@@ -475,7 +440,7 @@ fn work_file_size_follows_the_slice() {
 #[test]
 #[ignore]
 fn six_pieces_build_verifies_and_matches_the_readme() {
-    let d = fresh_dir("six");
+    let d = fixture::scratch("solver", "six");
     build(&d, 6, |_| {});
     let site = Site::new(&d);
     let mut per_pieces: BTreeMap<u32, [u64; 4]> = BTreeMap::new();

@@ -9,8 +9,7 @@ use std::process::Command;
 
 mod common;
 
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
+use common::fixture::{self, ADDQ, JOBRUNNER};
 
 /// An sshd on a free loopback port and two sshfs mounts of one directory; torn down on drop.
 struct TwoMounts {
@@ -23,11 +22,7 @@ fn run(cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| {
         panic!("{cmd:?}: {e} (install openssh-server and sshfs; .ci/run does)")
     });
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{cmd:?}: {}", fixture::stderr(&out));
 }
 
 impl TwoMounts {
@@ -35,7 +30,7 @@ impl TwoMounts {
         use common::parts::{Part, require};
         require(&[Part::Root, Part::Sshd, Part::Sshfs]);
         // Earlier runs' roots are removed (unmounted first) once their process is gone.
-        let root = common::dirs::fresh_path("sshfs", name);
+        let root = fixture::scratch_path("sshfs", name);
         let shared = root.join("shared");
         let mounts = [root.join("a"), root.join("b")];
         for d in [&shared, &mounts[0], &mounts[1]] {

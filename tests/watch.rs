@@ -6,34 +6,22 @@
 
 mod common;
 
+use common::fixture::{self, ADDQ, JOBRUNNER, WSWATCH, text};
 use common::smtp::{SmtpServer, free_port};
 use nowdb::runner::record::{RunningRecord, process_start};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-const WSWATCH: &str = env!("CARGO_BIN_EXE_wswatch");
-const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
-const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
-
 /// Monday 2026-11-23 00:00 UTC.
 const MONDAY: u64 = 1_795_392_000;
 const DAY: u64 = 86_400;
 const HOUR: u64 = 3_600;
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let d = common::dirs::fresh_dir("watch", name);
-    std::fs::create_dir_all(d.join("dev")).unwrap();
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// A site whose hosts.toml has one host of each policy, fake devices, CPU and memory files.
 fn site(name: &str) -> PathBuf {
-    let d = fresh_dir(name);
+    let d = fixture::scratch("watch", name);
+    std::fs::create_dir_all(d.join("dev")).unwrap();
     let host = |n: &str, extra: &str| {
         format!(
             "[[host]]\nname = \"{n}\"\nssh = \"{n}\"\nqueue = \"p\"\nplatform = \"x86_64-linux\"\nmemory_mb = 64\n{extra}"
@@ -81,10 +69,8 @@ fn memory(site: &Path, available_kb: u64) {
 }
 
 fn watch(site: &Path, host: &str, now: u64) -> String {
-    let out: Output = Command::new(WSWATCH)
+    let out: Output = fixture::command(WSWATCH, site)
         .env("TZ", "UTC")
-        .arg("--site")
-        .arg(site)
         .args(["--host", host, "--once", "--now", &now.to_string()])
         .arg("--devices")
         .arg(format!("{}:pts", site.join("dev").display()))
@@ -276,16 +262,8 @@ fn paused_runners_take_no_job() {
     let site = site("pause");
     std::fs::create_dir_all(site.join("pause")).unwrap();
     std::fs::write(site.join("pause/pub"), "test\n").unwrap();
-    let out = Command::new(ADDQ)
-        .arg("--site")
-        .arg(&site)
-        .args(["p", "cap", "1100"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let mut runner = Command::new(JOBRUNNER)
-        .arg("--site")
-        .arg(&site)
+    fixture::ok(ADDQ, &site, &["p", "cap", "1100"]);
+    let mut runner = fixture::command(JOBRUNNER, &site)
         .args([
             "daemon",
             "--host",

@@ -187,7 +187,7 @@ fn plan_command(
         if job_of(&line).is_some_and(|j| taken.contains(&j)) {
             continue;
         }
-        planned_pairs.push((pair, line.clone()));
+        planned_pairs.push((pair, line));
         if pair.count() < SMALL_PAIR_POSITIONS && main.name != small.name {
             to_small.push(line);
         } else {

@@ -4,6 +4,7 @@
 
 pub mod brute;
 pub mod dirs;
+pub mod fixture;
 pub mod parts;
 pub mod queue_stress;
 pub mod reference;
