@@ -537,7 +537,7 @@ fn main() {
         let f = SliceFile::open(&path, s).unwrap();
         threats_stored += (f.removal == nowdb::db::removed::Removal::Captures) as usize;
         let mut runs: Vec<(Value, u64)> = Vec::new();
-        f.for_each_run(0, f.count, |_, len, v| {
+        f.for_each_run::<nowdb::db::DbError>(0, f.count, |_, len, v| {
             match runs.last_mut() {
                 Some(r) if r.0 == v => r.1 += len,
                 _ => runs.push((v, len)),

@@ -3,8 +3,8 @@
 
 use crate::board::{Color, MoveList, generate_moves, perft::perft};
 use crate::cli::{CliError, output_error};
-use crate::index::SliceIndex;
 use crate::notation::{Setup, format_fen, position_fen, standard_square};
+use crate::slice::index::SliceIndex;
 use crate::slice::{Slice, is_conversion};
 use std::io::{self, Write};
 

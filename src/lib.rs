@@ -20,7 +20,6 @@ pub mod error;
 pub mod fault;
 pub mod files;
 pub mod hosts;
-pub mod index;
 pub mod inspect;
 pub mod lock;
 pub mod mail;
@@ -32,6 +31,8 @@ pub mod queue;
 pub mod rng;
 pub mod runner;
 pub mod slice;
+/// The indexing of a slice (Appendix B) lives with the slices it counts: `slice::index`.
+pub use slice::index;
 pub mod solve;
 pub mod space;
 pub mod state;

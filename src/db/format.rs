@@ -3,13 +3,11 @@
 
 use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS, class_start};
 use super::crc32::{Crc32, crc32};
+use super::error::{DbError, ReadAt, Result};
 use super::removed::Removal;
-use crate::error::Result;
 use crate::slice::Slice;
-use crate::solve_err;
 use crate::value::Value;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"NOWDBDB\0";
@@ -130,7 +128,8 @@ pub struct SliceFile {
     pub count: u64,
     /// Which positions have no stored value.
     pub removal: Removal,
-    file: File,
+    /// The file's bytes (a file, or bytes in memory).
+    bytes: Box<dyn ReadAt>,
     index: Vec<u64>,
     /// Where the blocks start in the file, and the length of the last one.
     blocks_at: u64,
@@ -150,23 +149,41 @@ pub struct SliceFile {
 impl SliceFile {
     /// Opens `path`, which must hold `slice`.
     pub fn open(path: &Path, slice: &Slice) -> Result<SliceFile> {
-        let bad = |what: String| solve_err!("{}: {what}", path.display());
         let file = File::open(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                bad(format!("missing database slice {slice} (build it first)"))
+                DbError::Missing(format!(
+                    "{}: missing database slice {slice} (build it first)",
+                    path.display()
+                ))
             } else {
-                bad(e.to_string())
+                DbError::io(path, "opening", e)
             }
         })?;
-        let len = file.metadata().map_err(|e| bad(e.to_string()))?.len();
+        SliceFile::from_reader(path, slice, Box::new(file))
+    }
+
+    /// Reads the slice file held in `bytes` (tests and fuzzing need no temporary file);
+    /// `path` names it in errors.
+    pub fn from_bytes(path: &Path, slice: &Slice, bytes: Vec<u8>) -> Result<SliceFile> {
+        SliceFile::from_reader(path, slice, Box::new(bytes))
+    }
+
+    /// Checks the header and block index read through `bytes` (called `path` in errors),
+    /// which must hold `slice`.
+    pub fn from_reader(path: &Path, slice: &Slice, bytes: Box<dyn ReadAt>) -> Result<SliceFile> {
+        let bad = |what: String| DbError::format(path, what);
+        let len = bytes
+            .size()
+            .map_err(|e| DbError::io(path, "reading its size", e))?;
         let mut header = [0u8; FIXED_HEADER];
         if len < FIXED_HEADER as u64 + 4 {
             return Err(bad(format!(
                 "truncated: {len} bytes, shorter than the header"
             )));
         }
-        file.read_exact_at(&mut header, 0)
-            .map_err(|e| bad(e.to_string()))?;
+        bytes
+            .read_exact_at(&mut header, 0)
+            .map_err(|e| DbError::io(path, "reading the header", e))?;
         if &header[0..8] != MAGIC {
             return Err(bad("not a nowdb database slice (bad magic)".into()));
         }
@@ -219,13 +236,17 @@ impl SliceFile {
             )));
         }
         let mut rest = vec![0u8; 4 + blocks as usize * 8];
-        file.read_exact_at(&mut rest, head_len as u64)
-            .map_err(|e| bad(e.to_string()))?;
+        bytes
+            .read_exact_at(&mut rest, head_len as u64)
+            .map_err(|e| DbError::io(path, "reading the block index", e))?;
         let mut crc = Crc32::default();
         crc.update(&header[..head_len]);
         crc.update(&rest[4..]);
         if crc.finish() != u32::from_le_bytes(rest[0..4].try_into().unwrap()) {
-            return Err(bad("CRC error in the header or block index".into()));
+            return Err(DbError::corrupt(
+                path,
+                "CRC error in the header or block index",
+            ));
         }
         let index: Vec<u64> = rest[4..]
             .chunks_exact(8)
@@ -250,7 +271,7 @@ impl SliceFile {
             slice: *slice,
             count,
             removal,
-            file,
+            bytes,
             index,
             blocks_at,
             last_len,
@@ -298,15 +319,17 @@ impl SliceFile {
         });
         let len = self.block_len(b);
         let offset = self.block_offset(b);
-        self.file
+        self.bytes
             .read_exact_at(&mut block.bytes[..len], offset)
-            .map_err(|e| solve_err!("{}: block {b}: {e}", self.path.display()))?;
+            .map_err(|e| DbError::io(&self.path, format!("block {b}"), e))?;
         let stored = u32::from_le_bytes(block.bytes[0..4].try_into().unwrap());
         if crc32(&block.bytes[4..len]) != stored {
-            return Err(solve_err!(
-                "{}: CRC error in block {b} (file bytes {offset}..{})",
-                self.path.display(),
-                offset + len as u64
+            return Err(DbError::corrupt(
+                &self.path,
+                format!(
+                    "CRC error in block {b} (file bytes {offset}..{})",
+                    offset + len as u64
+                ),
             ));
         }
         Ok(block)
@@ -331,11 +354,8 @@ impl SliceFile {
     }
 
     #[cold]
-    fn corrupt(&self, b: usize) -> crate::error::Error {
-        solve_err!(
-            "{}: block {b} does not decode (corrupt)",
-            self.path.display()
-        )
+    fn corrupt(&self, b: usize) -> DbError {
+        DbError::corrupt(&self.path, format!("block {b} does not decode (corrupt)"))
     }
 
     fn start(&self, b: usize, state: u8, bit: u64) -> Result<Cursor> {
@@ -442,13 +462,14 @@ impl SliceFile {
     }
 
     /// The stored (refilled) values of positions `from..to` in index order, as runs
-    /// `(first, length, value)` clipped to the range, reading each block once.
-    pub fn for_each_run(
+    /// `(first, length, value)` clipped to the range, reading each block once. `f`'s errors
+    /// are the caller's own (`ver`'s wrong values), the file's are [`DbError`]s.
+    pub fn for_each_run<E: From<DbError>>(
         &self,
         from: u64,
         to: u64,
-        mut f: impl FnMut(u64, u64, Value) -> Result<()>,
-    ) -> Result<()> {
+        mut f: impl FnMut(u64, u64, Value) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         if from >= to {
             return Ok(());
         }

@@ -10,15 +10,19 @@
 //!   reader; [`write`]: coding runs into such a file (each slice coded with threat values
 //!   removed and stored, the better kept);
 //! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
+//! - [`error`]: [`DbError`], the reader's and the probe's own error type, and [`ReadAt`],
+//!   where a slice file's bytes come from (a file, or bytes in memory).
 
 mod boundaries;
 pub mod cache;
 pub mod code;
 pub mod crc32;
 mod default_code;
+pub mod error;
 pub mod format;
 pub mod probe;
 pub mod removed;
 pub mod write;
 
+pub use error::{DbError, ReadAt};
 pub use probe::{CaptureCache, Database};

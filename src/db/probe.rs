@@ -2,14 +2,13 @@
 //! move, in a fraction of a microsecond when the block is cached.
 
 use super::cache::{BlockCache, SlotHint};
+use super::error::{DbError, Result};
 use super::format::{Block, SliceFile};
 use super::removed::{Kind, removed_threat_children};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
-use crate::error::{Error, Result};
-use crate::index::SliceIndex;
 use crate::notation::Setup;
 use crate::slice::Slice;
-use crate::solve_err;
+use crate::slice::index::SliceIndex;
 use crate::value::Value;
 use crate::{Color, Position};
 use std::hash::{Hash, Hasher};
@@ -132,20 +131,23 @@ impl Database {
         let version_file = dir.join("VERSION");
         let version = std::fs::read_to_string(&version_file).map_err(|e| {
             if !dir.is_dir() {
-                solve_err!("database directory {} does not exist", dir.display())
+                DbError::Missing(format!(
+                    "database directory {} does not exist",
+                    dir.display()
+                ))
             } else {
-                solve_err!(
+                DbError::Missing(format!(
                     "{} is not a nowdb database: {}: {e}",
                     dir.display(),
                     version_file.display()
-                )
+                ))
             }
         })?;
         let line = version.lines().next().unwrap_or("").trim();
         if line != VERSION_LINE {
-            return Err(solve_err!(
-                "{}: database version \"{line}\"; this nowdb reads \"{VERSION_LINE}\"",
-                version_file.display()
+            return Err(DbError::format(
+                &version_file,
+                format!("database version \"{line}\"; this nowdb reads \"{VERSION_LINE}\""),
             ));
         }
         let slices = list_slices(dir)?;
@@ -200,13 +202,16 @@ impl Database {
                 .max()
                 .unwrap_or(0);
             return Err(if slice.pieces() > most {
-                solve_err!(
+                DbError::Position(format!(
                     "the position has {} pieces; the database in {} holds at most {most}",
                     slice.pieces(),
                     self.dir.display()
-                )
+                ))
             } else {
-                solve_err!("missing slice {slice}: {} does not exist", path.display())
+                DbError::Missing(format!(
+                    "missing slice {slice}: {} does not exist",
+                    path.display()
+                ))
             });
         }
         let file = SliceFile::open(&path, slice)?;
@@ -393,7 +398,7 @@ impl Database {
 
 /// The slices in a database directory, sorted.
 pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
-    let mut slices = crate::slice::key::slice_files(dir, "ndb").map_err(Error::from_message)?;
+    let mut slices = crate::slice::key::slice_files(dir, "ndb").map_err(DbError::Directory)?;
     slices.sort();
     Ok(slices)
 }

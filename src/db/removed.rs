@@ -3,7 +3,7 @@
 
 use crate::Position;
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
-use crate::index::SliceIndex;
+use crate::slice::index::SliceIndex;
 use crate::value::Value;
 
 /// Why a position's value is or is not stored.

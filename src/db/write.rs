@@ -314,7 +314,7 @@ mod tests {
     fn decoded(path: &Path, slice: &Slice) -> Vec<Value> {
         let f = SliceFile::open(path, slice).unwrap();
         let mut values = Vec::new();
-        f.for_each_run(0, f.count, |_, len, v| {
+        f.for_each_run::<crate::db::DbError>(0, f.count, |_, len, v| {
             values.extend(std::iter::repeat_n(v, len as usize));
             Ok(())
         })

@@ -7,12 +7,13 @@
 //! are stored, reversed, in its mirror.
 
 mod deps;
+pub mod index;
 pub mod key;
 
 pub use deps::{Plan, SlicePair, plan, successor_slices, with_dependencies};
 
 use crate::board::{Move, Position};
-use crate::index::SliceIndex;
+use index::SliceIndex;
 use std::fmt;
 use std::str::FromStr;
 

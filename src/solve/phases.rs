@@ -11,7 +11,7 @@ use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value};
 use super::store::{self, PAGE_POSITIONS, PageCache};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
-use crate::index::SliceIndex;
+use crate::slice::index::SliceIndex;
 use crate::slice::{Slice, is_conversion};
 use crate::{Position, solve_err};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,7 +10,7 @@
 use super::store;
 use super::{Result, Site, Value};
 use crate::board::{MoveList, generate_moves};
-use crate::index::SliceIndex;
+use crate::slice::index::SliceIndex;
 use crate::slice::is_conversion;
 use crate::solve_err;
 use crate::{Position, Slice};
@@ -241,6 +241,6 @@ impl SolvedValues for SolvedWorkFiles {
 impl SolvedValues for crate::db::probe::DbLookup {
     #[inline]
     fn value(&mut self, pos: &Position) -> Result<Value> {
-        self.probe(pos)
+        Ok(self.probe(pos)?)
     }
 }

@@ -6,9 +6,9 @@
 use super::Result;
 use super::solved::{SolvedStore, SolvedValues, SolvedWorkFiles, best_move_value};
 use crate::board::MoveList;
-use crate::index::SliceIndex;
 use crate::notation::position_fen;
 use crate::slice::Slice;
+use crate::slice::index::SliceIndex;
 use crate::solve_err;
 use std::sync::Arc;
 

@@ -108,7 +108,7 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         Some(store) => store.get(slice)?,
         None => Arc::new(SolvedSlice::load(site, slice)?),
     };
-    let ix = crate::index::SliceIndex::new(slice);
+    let ix = crate::slice::index::SliceIndex::new(slice);
     // Classified in chunks so that a stop request is seen within a fraction of a second.
     let mut runs = RuleRuns::default();
     let mut at = job.first;

@@ -2,10 +2,10 @@
 //! position of some slices, or random positions (`dbprobe --check`).
 
 use crate::db::probe::{CaptureCache, Database};
-use crate::index::SliceIndex;
 use crate::notation::position_fen;
 use crate::progress::Progress;
 use crate::slice::Slice;
+use crate::slice::index::SliceIndex;
 use crate::solve::solved::SolvedSlice;
 use crate::solve::{Result, Site};
 use crate::solve_err;

@@ -56,7 +56,12 @@ fn move_file(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()
 /// Removes the job checkpoints (and local stage records) of the slices.
 pub fn remove_checkpoints(site: &Site, slices: &[Slice]) -> Result<()> {
     let dir = site.root().join("work/ckpt");
-    for e in std::fs::read_dir(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))? {
+    let entries = match std::fs::read_dir(&dir) {
+        // A site no job has run on yet.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        other => other.map_err(|e| solve_err!("{}: {e}", dir.display()))?,
+    };
+    for e in entries {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
         if slices.iter().any(|s| name.contains(&format!("-{s}-"))) {

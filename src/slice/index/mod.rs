@@ -19,8 +19,8 @@ pub use enumerate::Enumerator;
 
 use deposit::{ByteTables, Deposit, select};
 
+use super::{Slice, SliceError};
 use crate::board::Position;
-use crate::slice::{Slice, SliceError};
 
 /// Binomial coefficients C(n, k) for n, k in 0..=32.
 const fn build_binomials() -> [[u64; 33]; 33] {
@@ -603,7 +603,7 @@ impl SliceIndex {
 /// Number of positions with exactly `pieces` pieces, Black to move, both colours counted and
 /// including positions where one side has no pieces (the papers' totals).
 pub fn total_positions(pieces: u32) -> u64 {
-    crate::slice::Material::all_with_pieces(pieces)
+    super::Material::all_with_pieces(pieces)
         .iter()
         .flat_map(|m| m.slices())
         .map(|s| s.count())
