@@ -364,15 +364,7 @@ pub fn restart_local_pairs(site: &Site, planned: &[(SlicePair, QueueLine)]) -> R
         if let QueueLine::Job(q) = line
             && q.phase == Phase::Cap
         {
-            let slices = pair.slices();
-            crate::solve::stage::discard_work(site, &slices)?;
-            let path = crate::solve::stage::record_path(site, &slices);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::io(format_args!("removing {}", path.display()), e));
-                }
-                _ => {}
-            }
+            crate::solve::stage::discard_work(site, &pair.slices())?;
         }
     }
     Ok(())

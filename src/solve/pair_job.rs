@@ -227,7 +227,8 @@ fn run_stages(
             Stage::NoIo(r) | Stage::Que(r) => round_changes(work, slices, r)?,
             _ => 0,
         };
-        facts.built = slices.iter().all(built);
+        // Read only where the machine uses it: each read is a round trip on a network site.
+        facts.built = stage == Stage::Fill && slices.iter().all(built);
         let t = super::stage::machine::after(stage, &facts);
         match t.effect {
             Some(Effect::Publish) => publish_pair(work, slices, true)?,

@@ -145,17 +145,20 @@ pub fn enter(site: &Site, slices: &[Slice], stage: Stage) -> Result<()> {
     Ok(())
 }
 
-/// Removes the pair's work files, position queues and checkpoints: what an unsynced attempt
-/// left cannot be trusted after a crash.
+/// Removes the pair's work files, position queues, checkpoints and stage record: what an
+/// unsynced or interrupted attempt left cannot be trusted after a crash, and the pair starts
+/// again from nothing.
 pub fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
-    for s in slices {
-        let work = site.work_file(s);
-        match std::fs::remove_file(&work) {
+    let files = slices.iter().map(|s| site.work_file(s));
+    for path in files.chain([super::record_path(site, slices)]) {
+        match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(solve_err!("{}: {e}", work.display()));
+                return Err(solve_err!("removing {}: {e}", path.display()));
             }
             _ => {}
         }
+    }
+    for s in slices {
         let _ = std::fs::remove_dir_all(site.queue_dir(s));
     }
     remove_checkpoints(site, slices)
