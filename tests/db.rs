@@ -137,6 +137,29 @@ fn check_compares_every_position_with_the_solver() {
     );
 }
 
+/// Lookups that decode whole slices (`ver`'s) give the solver's value of every position,
+/// with a budget that holds some slices, evicts others and refuses the largest, and with
+/// one that holds everything.
+#[test]
+fn lookups_decoding_whole_slices_agree_with_the_solver() {
+    let site = Site::new(base4());
+    let slices = site.solved_slices().unwrap();
+    let largest = slices.iter().map(|s| s.count()).max().unwrap();
+    for budget in [(largest / 4 / 3) as usize, 1 << 30] {
+        let db = Database::open(&site.db_dir(), 1 << 20)
+            .unwrap()
+            .decoding(budget);
+        let report = nowdb::solve::database::check::check_every_position(
+            &site,
+            &db,
+            &slices,
+            2,
+            &mut nowdb::progress::Progress::lines(&mut std::io::sink(), Duration::MAX),
+        )
+        .unwrap();
+        assert_eq!(report.positions, 6_408_836, "budget {budget}");
+    }
+}
 /// The largest block-holding slice file of the site.
 fn largest_db_file(site: &Path) -> PathBuf {
     std::fs::read_dir(site.join("db"))

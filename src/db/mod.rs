@@ -10,6 +10,7 @@
 //!   reader; [`write`]: coding runs into such a file (each slice coded with threat values
 //!   removed and stored, the better kept);
 //! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
+//!   [`decoded`]: whole slices decoded in memory for lookups that walk them (`ver`);
 //! - [`error`]: [`DbError`], the reader's and the probe's own error type, and [`ReadAt`],
 //!   where a slice file's bytes come from (a file, or bytes in memory).
 
@@ -17,6 +18,7 @@ mod boundaries;
 pub mod cache;
 pub mod code;
 pub mod crc32;
+pub mod decoded;
 mod default_code;
 pub mod error;
 pub mod format;

@@ -2,6 +2,7 @@
 //! move, in a fraction of a microsecond when the block is cached.
 
 use super::cache::{BlockCache, SlotHint};
+use super::decoded::{DecodedSlice, DecodedStore, worth_decoding};
 use super::error::{DbError, Result};
 use super::format::{Block, SliceFile};
 use super::removed::{Kind, removed_threat_children};
@@ -11,7 +12,6 @@ use crate::slice::Slice;
 use crate::slice::index::SliceIndex;
 use crate::value::Value;
 use crate::{Color, Position};
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -75,42 +75,76 @@ pub struct Database {
     /// Numbers the opened slices for the block cache's keys.
     next_id: std::sync::atomic::AtomicU32,
     cache: BlockCache,
+    /// Whole slices decoded for lookups that probe them often ([`Database::decoding`]).
+    decoded: DecodedStore,
 }
 
 /// What a long series of probes (`ver`) remembers: the values of capture positions already
-/// searched (the 2009 note: the same capture position is the successor of many positions;
-/// dropped whole when full), and the last run decoded in each slice (successors of
-/// consecutive positions lie close together in their slices).
+/// searched (the 2009 note: the same capture position is the successor of many positions),
+/// the last run decoded in each slice (successors of consecutive positions lie close
+/// together in their slices), and the slices decoded whole.
+///
+/// The capture memo is direct-mapped: a position has one slot, and a newer one overwrites
+/// it. Successors of nearby positions repeat within a short stretch, so a table that fits
+/// the processor's cache keeps most of what a large one would, without the cache miss of
+/// every lookup in a large one (a 1 M-entry hash map made `ver` 1.5 times slower than 64 K
+/// slots).
 pub struct CaptureCache {
-    map: std::collections::HashMap<
-        PosKey,
-        Value,
-        std::hash::BuildHasherDefault<crate::slice::key::KeyHasher>,
-    >,
-    limit: usize,
+    memo: Box<[MemoSlot]>,
     pub hits: u64,
     /// By slice number: `(first, end, value)` of the last run decoded there.
     runs: Vec<(u64, u64, Value)>,
+    /// By slice number: the slice decoded whole, or how often it was probed without.
+    decoded: Vec<Decoded>,
 }
 
-#[derive(PartialEq, Eq)]
-struct PosKey(Position);
+/// A capture position and its value; `black == 0` marks an empty slot (Black, to move,
+/// always has a piece in a capture position).
+#[derive(Clone, Copy, Default)]
+struct MemoSlot {
+    black: u32,
+    white: u32,
+    kings: u32,
+    value: u8,
+}
 
-impl Hash for PosKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64((self.0.black as u64) << 32 | self.0.white as u64);
-        state.write_u64(self.0.kings as u64);
+impl MemoSlot {
+    #[inline]
+    fn holds(&self, pos: &Position) -> bool {
+        self.black == pos.black && self.white == pos.white && self.kings == pos.kings
     }
 }
 
+#[derive(Default)]
+struct Decoded {
+    slice: Option<Arc<DecodedSlice>>,
+    probes: u64,
+    /// Too large for the database's budget: never asked for again.
+    refused: bool,
+}
+
+/// The capture memo's slots for a long series of probes: 256 KiB, within a core's L2 cache
+/// (16 K slots verified 2..6 `ver` ranges faster than 4 K or 64 K).
+pub const MEMO_SLOTS: usize = 1 << 14;
+
 impl CaptureCache {
-    pub fn new(limit: usize) -> CaptureCache {
+    /// A memo of about `slots` capture positions (a power of two, at least 1,024).
+    pub fn new(slots: usize) -> CaptureCache {
         CaptureCache {
-            map: Default::default(),
-            limit,
+            memo: vec![MemoSlot::default(); slots.max(1024).next_power_of_two()].into_boxed_slice(),
             hits: 0,
             runs: Vec::new(),
+            decoded: Vec::new(),
         }
+    }
+
+    /// The slot of `pos`: a multiplicative hash of its three bitboards.
+    #[inline]
+    fn slot(&self, pos: &Position) -> usize {
+        let k = ((pos.black as u64) << 32 | pos.white as u64)
+            ^ (pos.kings as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let h = k.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        (h >> (64 - self.memo.len().trailing_zeros())) as usize
     }
 }
 
@@ -161,7 +195,16 @@ impl Database {
             open: SliceTable::new(),
             next_id: Default::default(),
             cache: BlockCache::new(cache_bytes),
+            decoded: DecodedStore::new(0),
         })
+    }
+
+    /// The same database, its lookups ([`Database::probe_cached`]) decoding whole slices
+    /// they probe often into memory, within `budget` bytes: for walks over many positions
+    /// (`ver`), not for an engine's scattered probes.
+    pub fn decoding(mut self, budget: usize) -> Database {
+        self.decoded = DecodedStore::new(budget);
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -300,12 +343,13 @@ impl Database {
 
     /// The best capture's value, remembered in `cache` if given.
     fn capture_value(&self, pos: &Position, mut cache: Option<&mut CaptureCache>) -> Result<Value> {
-        let key = PosKey(*pos);
-        if let Some(c) = cache.as_deref_mut()
-            && let Some(&v) = c.map.get(&key)
-        {
-            c.hits += 1;
-            return Ok(v);
+        if let Some(c) = cache.as_deref_mut() {
+            let slot = &c.memo[c.slot(pos)];
+            if slot.holds(pos) {
+                let v = Value::from_bits(slot.value);
+                c.hits += 1;
+                return Ok(v);
+            }
         }
         let mut moves = MoveList::new();
         generate_moves(pos, &mut moves);
@@ -316,10 +360,13 @@ impl Database {
             .fold(0u128, |mask, (k, _)| mask | 1 << k);
         let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
         if let Some(c) = cache {
-            if c.map.len() >= c.limit {
-                c.map.clear();
-            }
-            c.map.insert(key, v);
+            let k = c.slot(pos);
+            c.memo[k] = MemoSlot {
+                black: pos.black,
+                white: pos.white,
+                kings: pos.kings,
+                value: v as u8,
+            };
         }
         Ok(v)
     }
@@ -338,10 +385,18 @@ impl Database {
             return self.stored_at(s, i);
         };
         let id = s.id as usize;
+        if let Some(d) = c.decoded.get(id).and_then(|d| d.slice.as_deref()) {
+            return Ok(d.get(i));
+        }
         if let Some(&(first, end, v)) = c.runs.get(id)
             && (first..end).contains(&i)
         {
             return Ok(v);
+        }
+        if self.decoded.budget() > 0
+            && let Some(d) = self.decode_if_worth(s, c)?
+        {
+            return Ok(d.get(i));
         }
         let (v, first, end) = self.stored_run(s, i)?;
         if c.runs.len() <= id {
@@ -349,6 +404,27 @@ impl Database {
         }
         c.runs[id] = (first, end, v);
         Ok(v)
+    }
+
+    /// The opened slice `s` decoded whole for the lookup memo `c`, once `c` has probed it
+    /// often enough (and the database's budget holds it).
+    fn decode_if_worth<'c>(
+        &self,
+        s: &OpenSlice,
+        c: &'c mut CaptureCache,
+    ) -> Result<Option<&'c DecodedSlice>> {
+        let id = s.id as usize;
+        if c.decoded.len() <= id {
+            c.decoded.resize_with(id + 1, Decoded::default);
+        }
+        let d = &mut c.decoded[id];
+        d.probes += 1;
+        if d.refused || !worth_decoding(d.probes, s.file.count) {
+            return Ok(None);
+        }
+        d.slice = self.decoded.get(s.id, &s.file)?;
+        d.refused = d.slice.is_none();
+        Ok(d.slice.as_deref())
     }
 
     /// The best value over `moves`, where bit `k` of `captures` says whether the opponent
@@ -422,7 +498,7 @@ impl DbLookup {
     pub fn new(db: Arc<Database>) -> DbLookup {
         DbLookup {
             db,
-            memo: CaptureCache::new(1 << 20),
+            memo: CaptureCache::new(MEMO_SLOTS),
         }
     }
 

@@ -47,12 +47,20 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
         Phase::Ver => {
             let db = match &opts.database {
                 Some(db) => db.clone(),
-                None => Arc::new(Database::open(&site.db_dir(), 64 << 20)?),
+                None => Arc::new(
+                    Database::open(&site.db_dir(), 64 << 20)?.decoding(decode_budget(opts, 1)),
+                ),
             };
             verify_range(&db, job, opts)
         }
         _ => unreachable!("not a database phase: {}", job.phase),
     }
+}
+
+/// The bytes of whole slices `ver`'s lookups may decode in a process running `jobs` jobs at
+/// once: the memory the host gives those jobs' work-file buffers (`ver` opens no work file).
+pub fn decode_budget(opts: &RunOptions, jobs: usize) -> usize {
+    opts.buffers * crate::solve::store::PAGE_BYTES * 2 * jobs.max(1)
 }
 
 fn stop_requested(opts: &RunOptions) -> bool {

@@ -52,7 +52,7 @@ pub fn check_every_position(
         let workers: Vec<_> = (0..threads.max(1))
             .map(|_| {
                 scope.spawn(|| -> Result<u64> {
-                    let mut memo = CaptureCache::new(1 << 20);
+                    let mut memo = CaptureCache::new(crate::db::probe::MEMO_SLOTS);
                     let mut n = 0;
                     loop {
                         let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -515,10 +515,10 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     run.solved = Some(solved.clone());
     if opts.database && run.database.is_none() {
         crate::solve::database::build::ensure_version_file(site)?;
-        run.database = Some(Arc::new(crate::db::Database::open(
-            &site.db_dir(),
-            256 << 20,
-        )?));
+        let budget = crate::solve::database::build::decode_budget(&run, opts.runners);
+        run.database = Some(Arc::new(
+            crate::db::Database::open(&site.db_dir(), 256 << 20)?.decoding(budget),
+        ));
     }
     let opts = &BuildOptions {
         run,
