@@ -10,13 +10,31 @@ use crate::lock::Machine;
 use std::io::Write;
 use std::path::Path;
 
+/// Words of `addq` that give no job: none, or the words and what is wrong with them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddError {
+    #[error("addq: no job given (e.g. `addq p lookup 3113.01`)")]
+    NoJob,
+    #[error("addq {words:?}: {error}")]
+    BadJob { words: String, error: LineError },
+}
+
+impl From<AddError> for CliError {
+    fn from(e: AddError) -> Self {
+        CliError::Failed(e.to_string())
+    }
+}
+
 /// The lines `addq QUEUE WORDS...` adds: `stop`; `PHASE SLICE FIRST LAST [-s R] [-n N]`;
 /// or `PHASE SLICE [-s R]`, split into mini-slices of about `positions` positions.
-pub fn lines_for(words: &[String], positions: u64) -> Result<Vec<QueueLine>, String> {
+pub fn lines_for(words: &[String], positions: u64) -> Result<Vec<QueueLine>, AddError> {
     let text = words.join(" ");
-    let bad = |e: LineError| format!("addq {text:?}: {e}");
+    let bad = |error: LineError| AddError::BadJob {
+        words: text.clone(),
+        error,
+    };
     match words.first().map(String::as_str) {
-        None => return Err("addq: no job given (e.g. `addq p lookup 3113.01`)".into()),
+        None => return Err(AddError::NoJob),
         Some("stop") => {
             return parse_line(&text)
                 .map(|l| l.into_iter().collect())
