@@ -32,6 +32,12 @@ impl Error {
         Error::of_io_kind(&e, format!("{context}: {e}"))
     }
 
+    /// `e`, met doing `op` to `path`: "reading PATH: cause" (a [`crate::files::FileError`]),
+    /// of the I/O error's kind.
+    pub fn file(op: crate::files::FileOp, path: &std::path::Path, e: io::Error) -> Error {
+        crate::files::failed(op, path, e).into()
+    }
+
     /// `message`, of the kind of the I/O error `e`.
     fn of_io_kind(e: &io::Error, message: String) -> Error {
         match is_no_space(e) {
@@ -117,6 +123,18 @@ mod tests {
             full.to_string()
                 .starts_with("queues/prime.lock: No space left")
         );
+        let full = Error::file(
+            crate::files::FileOp::Writing,
+            std::path::Path::new("work/ckpt/x"),
+            io::Error::from_raw_os_error(28),
+        );
+        assert!(full.is_no_space());
+        assert!(
+            full.to_string()
+                .starts_with("writing work/ckpt/x: No space left"),
+            "{full}"
+        );
+        assert!(crate::space::names_full_disk(&full.to_string()));
         let gone = Error::io("x", io::Error::from(io::ErrorKind::NotFound));
         assert!(!gone.is_no_space());
         assert!(Error::from(io::Error::from_raw_os_error(122)).is_no_space());

@@ -3,7 +3,7 @@
 //! watch state, spooled mail.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a replacement must survive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,9 +47,67 @@ pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<
     })
 }
 
-/// `e` with `path` named in its message (the kind kept, for callers that match on it).
-pub fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+/// What was being done to a file when it failed: the first word of a [`FileError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    Reading,
+    Writing,
+    Appending,
+    Creating,
+    Opening,
+    Syncing,
+    Truncating,
+    Inspecting,
+    Renaming,
+    Removing,
+    Listing,
+    Locking,
+    Unlocking,
+}
+
+impl std::fmt::Display for FileOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileOp::Reading => "reading",
+            FileOp::Writing => "writing",
+            FileOp::Appending => "appending to",
+            FileOp::Creating => "creating",
+            FileOp::Opening => "opening",
+            FileOp::Syncing => "syncing",
+            FileOp::Truncating => "truncating",
+            FileOp::Inspecting => "reading the metadata of",
+            FileOp::Renaming => "renaming",
+            FileOp::Removing => "removing",
+            FileOp::Listing => "listing",
+            FileOp::Locking => "locking",
+            FileOp::Unlocking => "unlocking",
+        })
+    }
+}
+
+/// A failed operation on a file: "reading /site/hosts.toml: No such file or directory"
+/// (the operation, the file, the cause). The cause prints as `std::io::Error` does, so a
+/// full disk still reads "(os error 28)", which `space::names_full_disk` looks for.
+#[derive(Debug, thiserror::Error)]
+#[error("{op} {}: {source}", path.display())]
+pub struct FileError {
+    pub op: FileOp,
+    pub path: PathBuf,
+    pub source: io::Error,
+}
+
+/// `e`, met while doing `op` to `path`, as an I/O error of the same kind (callers and the
+/// site's `error::Error` match on the kind: a full disk stays one) whose message is a
+/// [`FileError`]'s.
+pub fn failed(op: FileOp, path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        FileError {
+            op,
+            path: path.to_path_buf(),
+            source: e,
+        },
+    )
 }
 
 /// Opens `path` for appending (a log, a list of events), creating it and, if missing, its
@@ -66,11 +124,11 @@ pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
         // The directory is made only when missing: over sshfs every call is a round trip.
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(d).map_err(|e| with_path(d, e))?;
+                std::fs::create_dir_all(d).map_err(|e| failed(FileOp::Creating, d, e))?;
             }
-            open().map_err(|e| with_path(path, e))
+            open().map_err(|e| failed(FileOp::Opening, path, e))
         }
-        r => r.map_err(|e| with_path(path, e)),
+        r => r.map_err(|e| failed(FileOp::Opening, path, e)),
     }
 }
 
@@ -86,14 +144,17 @@ pub fn list(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
             // The directory itself is missing: nothing in it.
             Err(err) if root_missing(&err) => return Ok(Vec::new()),
             Err(err) => {
-                let kind = err.io_error().map_or(io::ErrorKind::Other, |e| e.kind());
-                return Err(io::Error::new(kind, format!("{}: {err}", dir.display())));
+                let text = err.to_string();
+                let e = err
+                    .into_io_error()
+                    .unwrap_or_else(|| io::Error::other(text));
+                return Err(failed(FileOp::Listing, dir, e));
             }
         };
         if e.depth() == 0 {
             if !e.file_type().is_dir() {
-                let msg = format!("{}: not a directory", dir.display());
-                return Err(io::Error::new(io::ErrorKind::NotADirectory, msg));
+                let e = io::Error::from(io::ErrorKind::NotADirectory);
+                return Err(failed(FileOp::Listing, dir, e));
             }
             continue;
         }

@@ -2,7 +2,69 @@
 //! table each, read by `jobrunner` (its queues, runner count and memory) and the monitors.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A `hosts.toml` that cannot be used: unreadable, or what is wrong in it, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum HostsError {
+    /// The file could not be read (a [`crate::files::FileError`]: "reading PATH: cause").
+    #[error(transparent)]
+    Read(std::io::Error),
+    #[error("{}: {problem}", path.display())]
+    Invalid {
+        path: PathBuf,
+        problem: HostsProblem,
+    },
+}
+
+/// What is wrong in the text of a `hosts.toml`: each names the table, host and field at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum HostsProblem {
+    /// Not TOML, or a table or field of the wrong name or type (toml's message).
+    #[error("{0}")]
+    Syntax(String),
+    #[error("a [[host]] has an empty name")]
+    EmptyName,
+    /// A host name that could not name files and fields of the state files.
+    #[error("host name {0:?} may not hold white space, control characters or '/'")]
+    BadName(String),
+    #[error("host {host:?}: {field}: {problem}")]
+    Host {
+        host: String,
+        field: &'static str,
+        problem: String,
+    },
+    /// The `[jobs]` table.
+    #[error("[jobs] {field}: {problem}")]
+    Jobs {
+        field: &'static str,
+        problem: String,
+    },
+    /// The `[mail]` table.
+    #[error(transparent)]
+    Mail(#[from] crate::mail::MailError),
+}
+
+impl From<HostsError> for crate::error::Error {
+    fn from(e: HostsError) -> Self {
+        match e {
+            HostsError::Read(e) => e.into(),
+            e => crate::error::Error::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<HostsError> for crate::cli::CliError {
+    fn from(e: HostsError) -> Self {
+        crate::error::Error::from(e).into()
+    }
+}
+
+impl From<HostsProblem> for crate::error::Error {
+    fn from(e: HostsProblem) -> Self {
+        crate::error::Error::Failed(e.to_string())
+    }
+}
 
 /// One workstation.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -108,34 +170,41 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The error names the field, as the rest of `hosts.toml`'s checks do.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), HostsProblem> {
+        let bad = |field: &'static str, problem: String| Err(HostsProblem::Jobs { field, problem });
         if self.max_attempts == 0 {
-            return Err("[jobs] max_attempts: must be at least 1".into());
+            return bad("max_attempts", "must be at least 1".into());
         }
         if self.max_attempts > 100 {
-            return Err(format!(
-                "[jobs] max_attempts: {} is more than 100",
-                self.max_attempts
-            ));
+            return bad(
+                "max_attempts",
+                format!("{} is more than 100", self.max_attempts),
+            );
         }
         if self.retry_backoff_secs > MAX_BACKOFF_SECS {
-            return Err(format!(
-                "[jobs] retry_backoff_secs: {} is more than {MAX_BACKOFF_SECS}",
-                self.retry_backoff_secs
-            ));
+            return bad(
+                "retry_backoff_secs",
+                format!(
+                    "{} is more than {MAX_BACKOFF_SECS}",
+                    self.retry_backoff_secs
+                ),
+            );
         }
         if self.stall_secs > 86_400 {
-            return Err(format!(
-                "[jobs] stall_secs: {} is more than a day",
-                self.stall_secs
-            ));
+            return bad(
+                "stall_secs",
+                format!("{} is more than a day", self.stall_secs),
+            );
         }
         if self.stall_secs < 10 {
-            return Err(format!(
-                "[jobs] stall_secs: {} is too short (at least 10: a job writing a checkpoint \
-                 may wait on the disk that long)",
-                self.stall_secs
-            ));
+            return bad(
+                "stall_secs",
+                format!(
+                    "{} is too short (at least 10: a job writing a checkpoint may wait on the \
+                     disk that long)",
+                    self.stall_secs
+                ),
+            );
         }
         Ok(())
     }
@@ -151,19 +220,19 @@ impl RetryPolicy {
 
 /// A host name names files (`logs/<host>.log`, `running/<host>-...`) and fields of the
 /// line-based state files: no white space, control characters or '/'.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), HostsProblem> {
     if name
         .chars()
         .any(|c| c.is_whitespace() || c.is_control() || c == '/')
     {
-        return Err("may not hold white space, control characters or '/'".into());
+        return Err(HostsProblem::BadName(name.to_string()));
     }
     Ok(())
 }
 
 /// The site's retry policy: `SITE/hosts.toml`'s `[jobs]`, or the defaults without a
 /// hosts.toml.
-pub fn site_policy(site: &Path) -> Result<RetryPolicy, String> {
+pub fn site_policy(site: &Path) -> Result<RetryPolicy, HostsError> {
     let file = site.join("hosts.toml");
     Ok(match file.exists() {
         true => Hosts::load(&file)?.jobs,
@@ -188,20 +257,30 @@ impl Host {
 
 impl Hosts {
     /// Reads and checks `path`; errors name the file, and the host and field at fault.
-    pub fn load(path: &Path) -> Result<Hosts, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Hosts, HostsError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            HostsError::Read(crate::files::failed(crate::files::FileOp::Reading, path, e))
+        })?;
+        Self::parse(&text).map_err(|problem| HostsError::Invalid {
+            path: path.to_path_buf(),
+            problem,
+        })
     }
 
-    pub fn parse(text: &str) -> Result<Hosts, String> {
-        let hosts: Hosts = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
+    pub fn parse(text: &str) -> Result<Hosts, HostsProblem> {
+        let hosts: Hosts = toml::from_str(text)
+            .map_err(|e| HostsProblem::Syntax(e.to_string().trim().to_string()))?;
         let mut seen = std::collections::HashSet::new();
         for h in &hosts.hosts {
-            let bad = |field: &str, why: String| format!("host {:?}: {field}: {why}", h.name);
+            let bad = |field: &'static str, problem: String| HostsProblem::Host {
+                host: h.name.clone(),
+                field,
+                problem,
+            };
             if h.name.is_empty() {
-                return Err("a [[host]] has an empty name".into());
+                return Err(HostsProblem::EmptyName);
             }
-            check_name(&h.name).map_err(|e| bad("name", e))?;
+            check_name(&h.name)?;
             if !seen.insert(h.name.as_str()) {
                 return Err(bad("name", "listed twice".into()));
             }
@@ -310,7 +389,7 @@ runners = 2
                 "pigeon",
             ),
         ] {
-            let e = Hosts::parse(&text).unwrap_err();
+            let e = Hosts::parse(&text).unwrap_err().to_string();
             assert!(e.contains(needle), "{e}");
         }
     }

@@ -90,6 +90,8 @@ pub fn write_description(setup: &Setup, json: bool, out: &mut dyn Write) -> io::
 
 /// Prints the FEN (Black to move) of the position with `index` in `slice`.
 pub fn write_position_at(slice: &Slice, index: u64, out: &mut dyn Write) -> Result<(), CliError> {
-    let pos = SliceIndex::new(*slice).position(index)?;
+    let pos = SliceIndex::new(*slice)
+        .position(index)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     writeln!(out, "{}", position_fen(&pos)).map_err(output_error)
 }

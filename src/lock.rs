@@ -9,6 +9,7 @@
 //! declared that host crashed or rebooted ([`break_host_locks`]), and every break is
 //! reported to the caller to log.
 
+use crate::files::{FileOp, failed};
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -124,9 +125,7 @@ impl LockFile {
                     // If writing the owner fails the lock is dropped (and removed) on return.
                     f.write_all(owner.to_text().as_bytes())
                         .and_then(|_| f.sync_all())
-                        .map_err(|e| {
-                            io::Error::new(e.kind(), format!("{}: {e}", path.display()))
-                        })?;
+                        .map_err(|e| failed(FileOp::Writing, path, e))?;
                     return Ok(Some(lock));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(None),
@@ -139,7 +138,7 @@ impl LockFile {
                     }
                     lost_races += 1;
                 }
-                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+                Err(e) => return Err(failed(FileOp::Creating, path, e)),
             }
         }
     }
@@ -256,9 +255,7 @@ impl LockFile {
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
-                }
+                Err(e) => return Err(failed(FileOp::Removing, path, e)),
             }
         }
         breaker.release()?;
@@ -272,8 +269,7 @@ impl LockFile {
     /// Removes the lock file.
     pub fn release(mut self) -> io::Result<()> {
         self.released = true;
-        std::fs::remove_file(&self.path)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))
+        std::fs::remove_file(&self.path).map_err(|e| failed(FileOp::Removing, &self.path, e))
     }
 }
 
@@ -366,6 +362,6 @@ fn remove_broken(path: &Path, owner: &LockOwner, events: &mut Vec<LockEvent>) ->
             Ok(())
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(crate::files::with_path(path, e)),
+        Err(e) => Err(failed(FileOp::Removing, path, e)),
     }
 }

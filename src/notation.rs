@@ -127,10 +127,13 @@ pub fn parse_fen(text: &str) -> Result<Setup, FenError> {
                 None => (false, token),
             };
             let (lo, hi) = match squares.split_once('-') {
-                Some((a, b)) => (parse_square(a, token), parse_square(b, token)),
-                None => (parse_square(squares, token), parse_square(squares, token)),
+                Some((a, b)) => (parse_square(text, a, token), parse_square(text, b, token)),
+                None => (
+                    parse_square(text, squares, token),
+                    parse_square(text, squares, token),
+                ),
             };
-            let (lo, hi) = (lo.map_err(&err)?, hi.map_err(&err)?);
+            let (lo, hi) = (lo?, hi?);
             if lo > hi {
                 return Err(err(format!("range {token:?} runs backwards")));
             }
@@ -166,20 +169,29 @@ pub fn parse_fen(text: &str) -> Result<Setup, FenError> {
     Ok(Setup { board, to_move })
 }
 
-fn parse_square(text: &str, token: &str) -> Result<u32, String> {
+/// The square number `text` of the entry `token` of the FEN `fen`.
+fn parse_square(fen: &str, text: &str, token: &str) -> Result<u32, FenError> {
+    let err = |message: String| FenError {
+        fen: fen.to_string(),
+        message,
+    };
     let digits = text.trim();
     if token.is_empty() {
-        return Err("empty entry in a square list (stray comma?)".to_string());
+        return Err(err(
+            "empty entry in a square list (stray comma?)".to_string()
+        ));
     }
     // Digits only: Rust's integer parser would also take a sign ("+18").
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
+        return Err(err(format!(
             "{token:?} is not a square number, 'K' + square, or a range"
-        ));
+        )));
     }
     let n: u32 = digits.parse().unwrap_or(u32::MAX);
     if !(1..=32).contains(&n) {
-        return Err(format!("square {digits} (in {token:?}) is outside 1..32"));
+        return Err(err(format!(
+            "square {digits} (in {token:?}) is outside 1..32"
+        )));
     }
     Ok(n)
 }

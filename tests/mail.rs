@@ -49,7 +49,9 @@ fn alerts_are_sent_digested_limited_and_retried_while_the_server_is_down() {
     server.stop();
     mail::alert(&site, "h2", "host h2 crashed", "a").unwrap();
     mail::alert(&site, "h2", "host h2 is back", "b").unwrap();
-    let e = mail::deliver(&site, &cfg, now + 60).unwrap_err();
+    let e = mail::deliver(&site, &cfg, now + 60)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("2 alert(s)") && e.contains("next try"), "{e}");
     assert_eq!(
         std::fs::read_dir(mail::outbox_dir(&site)).unwrap().count(),

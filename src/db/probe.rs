@@ -474,7 +474,8 @@ impl Database {
 
 /// The slices in a database directory, sorted.
 pub fn list_slices(dir: &Path) -> Result<Vec<Slice>> {
-    let mut slices = crate::slice::key::slice_files(dir, "ndb").map_err(DbError::Directory)?;
+    let mut slices = crate::slice::key::slice_files(dir, "ndb")
+        .map_err(|e| DbError::Directory(e.to_string()))?;
     slices.sort();
     Ok(slices)
 }

@@ -15,6 +15,8 @@
 //! max_per_hour = 12             # more alerts wait and leave as one digest
 //! ```
 
+use super::MailError;
+use crate::files::{FileOp, failed};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -66,8 +68,8 @@ fn twelve() -> u32 {
 
 impl MailConfig {
     /// Checks the table; errors name the field.
-    pub fn validate(&self) -> Result<(), String> {
-        let bad = |field: &str, why: String| format!("[mail] {field}: {why}");
+    pub fn validate(&self) -> Result<(), MailError> {
+        let bad = |field: &'static str, problem: String| MailError::Config { field, problem };
         self.from
             .parse::<lettre::message::Mailbox>()
             .map_err(|e| bad("from", format!("{:?}: {e}", self.from)))?;
@@ -101,49 +103,56 @@ impl MailConfig {
 }
 
 /// Sends one plain-text mail to every recipient.
-pub fn send(cfg: &MailConfig, site: &Path, subject: &str, body: &str) -> Result<(), String> {
+pub fn send(cfg: &MailConfig, site: &Path, subject: &str, body: &str) -> Result<(), MailError> {
     use lettre::Transport as _;
     let mut b = lettre::Message::builder()
-        .from(cfg.from.parse().map_err(|e| format!("from: {e}"))?)
+        .from(
+            cfg.from
+                .parse()
+                .map_err(|e| MailError::Message(format!("from: {e}")))?,
+        )
         .subject(subject);
     for t in &cfg.to {
-        b = b.to(t.parse().map_err(|e| format!("to {t}: {e}"))?);
+        b = b.to(t
+            .parse()
+            .map_err(|e| MailError::Message(format!("to {t}: {e}")))?);
     }
     let msg = b
         .header(lettre::message::header::ContentType::TEXT_PLAIN)
         .body(body.to_string())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| MailError::Message(e.to_string()))?;
     match cfg.transport {
         Transport::Smtp => {
             use lettre::SmtpTransport;
             let server = cfg.server.as_deref().unwrap_or_default();
-            let builder = match cfg.security {
-                Security::None => SmtpTransport::builder_dangerous(server),
-                Security::Starttls => {
-                    SmtpTransport::starttls_relay(server).map_err(|e| e.to_string())?
-                }
-                Security::Tls => SmtpTransport::relay(server).map_err(|e| e.to_string())?,
-            };
             let port = cfg.port.unwrap_or(match cfg.security {
                 Security::Starttls => 587,
                 Security::Tls => 465,
                 Security::None => 25,
             });
+            let smtp = |e: lettre::transport::smtp::Error| MailError::Transport {
+                via: format!("smtp {server}:{port}"),
+                problem: e.to_string(),
+            };
+            let builder = match cfg.security {
+                Security::None => SmtpTransport::builder_dangerous(server),
+                Security::Starttls => SmtpTransport::starttls_relay(server).map_err(smtp)?,
+                Security::Tls => SmtpTransport::relay(server).map_err(smtp)?,
+            };
             let mut builder = builder.port(port).timeout(Some(Duration::from_secs(10)));
             if let (Some(user), Some(pw)) = (&cfg.user, &cfg.password_file) {
-                let password = std::fs::read_to_string(pw)
-                    .map_err(|e| format!("password_file {}: {e}", pw.display()))?;
+                let password =
+                    std::fs::read_to_string(pw).map_err(|source| MailError::Password {
+                        path: pw.clone(),
+                        source,
+                    })?;
                 builder =
                     builder.credentials(lettre::transport::smtp::authentication::Credentials::new(
                         user.clone(),
                         password.trim_end().to_string(),
                     ));
             }
-            builder
-                .build()
-                .send(&msg)
-                .map(|_| ())
-                .map_err(|e| format!("smtp {server}:{port}: {e}"))
+            builder.build().send(&msg).map(|_| ()).map_err(smtp)
         }
         Transport::Sendmail => {
             let program = cfg
@@ -152,15 +161,22 @@ pub fn send(cfg: &MailConfig, site: &Path, subject: &str, body: &str) -> Result<
                 .unwrap_or_else(|| PathBuf::from("/usr/sbin/sendmail"));
             lettre::SendmailTransport::new_with_command(program.as_os_str())
                 .send(&msg)
-                .map_err(|e| format!("{}: {e}", program.display()))
+                .map_err(|e| MailError::Transport {
+                    via: program.display().to_string(),
+                    problem: e.to_string(),
+                })
         }
         Transport::File => {
             let dir = site.join(cfg.dir.as_deref().unwrap_or(Path::new("mail/files")));
-            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| MailError::File(failed(FileOp::Creating, &dir, e)))?;
             lettre::FileTransport::new(&dir)
                 .send(&msg)
                 .map(|_| ())
-                .map_err(|e| format!("{}: {e}", dir.display()))
+                .map_err(|e| MailError::Transport {
+                    via: format!("writing the mail into {}", dir.display()),
+                    problem: e.to_string(),
+                })
         }
     }
 }

@@ -15,6 +15,7 @@
 pub mod config;
 pub use config::{MailConfig, Security, Transport};
 
+use crate::files::{FileOp, failed};
 use crate::lock::{LockFile, Machine};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,13 +23,68 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// An alert that could not be spooled or sent, or a `[mail]` table that cannot be used: each
+/// names the file, field or server at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum MailError {
+    /// A field of the `[mail]` table.
+    #[error("[mail] {field}: {problem}")]
+    Config {
+        field: &'static str,
+        problem: String,
+    },
+    #[error("spooling the alert {subject:?} in {}: {source}", dir.display())]
+    Spool {
+        subject: String,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// The outbox, a spooled alert, the log of sent mail or the delivery lock (a
+    /// [`crate::files::FileError`] where a file is at fault).
+    #[error(transparent)]
+    File(std::io::Error),
+    #[error("identifying this machine: {0}")]
+    Machine(std::io::Error),
+    /// The outbox is kept for the next delivery.
+    #[error("sending {count} alert(s) to {to}: {source}; they stay in {} for the next try", outbox.display())]
+    NotSent {
+        count: usize,
+        to: String,
+        outbox: PathBuf,
+        source: Box<MailError>,
+    },
+    /// A message lettre would not build (an address, a header).
+    #[error("{0}")]
+    Message(String),
+    #[error("password_file {}: {source}", path.display())]
+    Password {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The transport failed: "smtp HOST:PORT", the sendmail program or the file directory.
+    #[error("{via}: {problem}")]
+    Transport { via: String, problem: String },
+}
+
+impl From<MailError> for crate::cli::CliError {
+    fn from(e: MailError) -> Self {
+        crate::error::Error::from(e).into()
+    }
+}
+
+impl From<MailError> for crate::error::Error {
+    fn from(e: MailError) -> Self {
+        crate::error::Error::from_message(e.to_string())
+    }
+}
+
 pub fn outbox_dir(site: &Path) -> PathBuf {
     site.join("mail/outbox")
 }
 
 /// Spools an alert. A failure to write it is returned for the caller to log; it is never a
 /// reason to stop work.
-pub fn alert(site: &Path, host: &str, subject: &str, body: &str) -> Result<(), String> {
+pub fn alert(site: &Path, host: &str, subject: &str, body: &str) -> Result<(), MailError> {
     let dir = outbox_dir(site);
     let name = format!(
         "{:012}-{host}-{}-{}.txt",
@@ -42,7 +98,11 @@ pub fn alert(site: &Path, host: &str, subject: &str, body: &str) -> Result<(), S
         text.as_bytes(),
         crate::files::Durability::Data,
     )
-    .map_err(|e| format!("spooling the alert {subject:?} in {}: {e}", dir.display()))
+    .map_err(|source| MailError::Spool {
+        subject: subject.to_string(),
+        dir,
+        source,
+    })
 }
 
 /// What one delivery did.
@@ -59,9 +119,9 @@ pub enum Delivery {
 }
 
 /// The spooled alerts, oldest first.
-fn spooled(site: &Path) -> Result<Vec<PathBuf>, String> {
+fn spooled(site: &Path) -> Result<Vec<PathBuf>, MailError> {
     let mut files: Vec<PathBuf> = crate::files::list(&outbox_dir(site))
-        .map_err(|e| e.to_string())?
+        .map_err(MailError::File)?
         .into_iter()
         .filter(|(name, _)| name.ends_with(".txt"))
         .map(|(_, path)| path)
@@ -81,14 +141,14 @@ fn sent_last_hour(site: &Path, now: u64) -> Vec<u64> {
 }
 
 /// Sends what the outbox holds (module documentation). `now` is injectable for tests.
-pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, String> {
+pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, MailError> {
     let files = spooled(site)?;
     if files.is_empty() {
         return Ok(Delivery::Empty);
     }
-    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    let here = Machine::current().map_err(MailError::Machine)?;
     let lock_path = site.join("mail/deliver.lock");
-    let Some(lock) = LockFile::try_acquire(&lock_path, &here).map_err(|e| e.to_string())? else {
+    let Some(lock) = LockFile::try_acquire(&lock_path, &here).map_err(MailError::File)? else {
         return Ok(Delivery::Busy);
     };
     // Read again under the lock: another deliverer may have sent some.
@@ -98,7 +158,7 @@ pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, Stri
         return lock
             .release()
             .map(|_| Delivery::Empty)
-            .map_err(|e| e.to_string());
+            .map_err(MailError::File);
     }
     if recent.len() >= cfg.max_per_hour as usize {
         let _ = lock.release();
@@ -106,7 +166,8 @@ pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, Stri
     }
     let mut alerts = Vec::new();
     for f in &files {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| MailError::File(failed(FileOp::Reading, f, e)))?;
         let (subject, body) = text.split_once("\n\n").unwrap_or((text.as_str(), ""));
         alerts.push((subject.trim().to_string(), body.trim_end().to_string()));
     }
@@ -124,25 +185,25 @@ pub fn deliver(site: &Path, cfg: &MailConfig, now: u64) -> Result<Delivery, Stri
     let sent = config::send(cfg, site, &subject, &body);
     if let Err(e) = sent {
         let _ = lock.release();
-        return Err(format!(
-            "sending {} alert(s) to {}: {e}; they stay in {} for the next try",
-            alerts.len(),
-            cfg.to.join(", "),
-            outbox_dir(site).display()
-        ));
+        return Err(MailError::NotSent {
+            count: alerts.len(),
+            to: cfg.to.join(", "),
+            outbox: outbox_dir(site),
+            source: Box::new(e),
+        });
     }
     for f in &files {
         let _ = std::fs::remove_file(f);
     }
     let log = site.join("mail/sent");
-    let mut f = crate::files::open_append(&log).map_err(|e| e.to_string())?;
+    let mut f = crate::files::open_append(&log).map_err(MailError::File)?;
     let _ = writeln!(f, "{now} {} {subject}", alerts.len());
-    lock.release().map_err(|e| e.to_string())?;
+    lock.release().map_err(MailError::File)?;
     Ok(Delivery::Sent(alerts.len()))
 }
 
 /// The log line for a delivery's outcome (none when there was nothing to do).
-pub fn delivery_line(outcome: &Result<Delivery, String>, cfg: &MailConfig) -> Option<String> {
+pub fn delivery_line(outcome: &Result<Delivery, MailError>, cfg: &MailConfig) -> Option<String> {
     match outcome {
         Ok(Delivery::Sent(n)) => Some(format!("mailed {n} alert(s) to {}", cfg.to.join(", "))),
         Ok(Delivery::Held(n)) => Some(format!(
@@ -177,9 +238,9 @@ impl Reporter {
         speaker: &str,
         sender: &str,
         mail: Option<MailConfig>,
-    ) -> Result<Reporter, String> {
+    ) -> Result<Reporter, MailError> {
         let path = site.join("logs").join(format!("{log_name}.log"));
-        let log = crate::files::open_append(&path).map_err(|e| e.to_string())?;
+        let log = crate::files::open_append(&path).map_err(MailError::File)?;
         Ok(Reporter {
             site: site.to_path_buf(),
             speaker: speaker.into(),

@@ -24,7 +24,7 @@ pub struct MonitorArgs {
     pub now: Option<u64>,
 }
 
-fn load_hosts(site: &Site) -> Result<Hosts, String> {
+fn load_hosts(site: &Site) -> Result<Hosts, crate::hosts::HostsError> {
     Hosts::load(&site.root().join("hosts.toml"))
 }
 

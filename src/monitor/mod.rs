@@ -23,6 +23,8 @@ pub mod command;
 pub mod start;
 
 use crate::clock::local_time;
+use crate::error::{Error, Result};
+use crate::files::{FileOp, failed};
 use crate::hosts::{Host, Hosts};
 use crate::lock;
 use crate::lock::Machine;
@@ -73,9 +75,9 @@ pub fn read_state(site: &Site, host: &str) -> HostState {
     })
 }
 
-fn write_state(site: &Site, host: &str, s: &HostState) -> Result<(), String> {
+fn write_state(site: &Site, host: &str, s: &HostState) -> Result<()> {
     let volatile = crate::files::Durability::Volatile;
-    crate::state::write(&state_path(site, host), s, volatile).map_err(|e| e.to_string())
+    crate::state::write(&state_path(site, host), s, volatile)
 }
 
 pub use crate::runner::host_files::{heartbeat_path, read_heartbeat, write_heartbeat};
@@ -110,7 +112,7 @@ fn requeue_host_jobs(
     policy: &RetryPolicy,
     rep: &mut crate::mail::Reporter,
     now: u64,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>> {
     let mut requeued = Vec::new();
     for (path, rec) in record::read_host(site, host)? {
         if keep_boot.is_some_and(|b| rec.boot_id == b) {
@@ -161,7 +163,7 @@ fn break_dead_locks(
     dead: &lock::DeadHost,
     rep: &mut crate::mail::Reporter,
     now: u64,
-) -> Result<(), String> {
+) -> Result<()> {
     let root = site.root();
     let dirs = [
         root.join("queues"),
@@ -184,16 +186,17 @@ fn break_dead_locks(
             ),
         );
     }
-    result.map_err(|e| format!("breaking {}'s locks: {e}", dead.host))
+    result.map_err(|e| Error::io(format_args!("breaking {}'s locks", dead.host), e))
 }
 
-fn add_crashed(site: &Site, host: &str, now: u64) -> Result<(), String> {
+fn add_crashed(site: &Site, host: &str, now: u64) -> Result<()> {
     let path = site.root().join("crashed");
-    let mut f = crate::files::open_append(&path).map_err(|e| e.to_string())?;
-    writeln!(f, "{host} {now} {}", local_time(now)).map_err(|e| format!("{}: {e}", path.display()))
+    let mut f = crate::files::open_append(&path)?;
+    writeln!(f, "{host} {now} {}", local_time(now))
+        .map_err(|e| failed(FileOp::Appending, &path, e).into())
 }
 
-fn remove_crashed(site: &Site, host: &str) -> Result<(), String> {
+fn remove_crashed(site: &Site, host: &str) -> Result<()> {
     let path = site.root().join("crashed");
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let kept: String = text
@@ -201,7 +204,7 @@ fn remove_crashed(site: &Site, host: &str) -> Result<(), String> {
         .filter(|l| l.split_whitespace().next() != Some(host))
         .map(|l| format!("{l}\n"))
         .collect();
-    std::fs::write(&path, kept).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(&path, kept).map_err(|e| failed(FileOp::Writing, &path, e).into())
 }
 
 /// The hosts listed in `crashed`.
@@ -222,12 +225,12 @@ pub fn round(
     now: u64,
     up: &mut dyn FnMut(&Host) -> bool,
     rep: &mut crate::mail::Reporter,
-) -> Result<(), String> {
-    let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+) -> Result<()> {
+    let here = Machine::current().map_err(|e| Error::io("identifying this machine", e))?;
     for h in &hosts.hosts {
         // One host's trouble never stops the round for the others.
         if let Err(e) = check_host(site, h, &hosts.jobs, opts, now, up(h), &here, rep) {
-            rep.act(now, &format!("error checking {}", h.name), &e);
+            rep.act(now, &format!("error checking {}", h.name), &e.to_string());
         }
     }
     rep.deliver(now);
@@ -247,7 +250,7 @@ fn check_host(
     answers: bool,
     here: &Machine,
     rep: &mut crate::mail::Reporter,
-) -> Result<(), String> {
+) -> Result<()> {
     let mut st = read_state(site, &h.name);
     // The boot id: asked over ssh (a heartbeat may outlive a quick reboot by seconds), else
     // from a fresh heartbeat of its runners.
@@ -397,7 +400,7 @@ fn check_host(
                     Err(e) => rep.act(
                         now,
                         &format!("could not stop the old runners on {name}"),
-                        &e,
+                        &e.to_string(),
                     ),
                 }
             }
@@ -423,6 +426,10 @@ fn restart(
 ) {
     match start::start_runners(site, h, &opts.start) {
         Ok(how) => rep.act(now, &format!("started runners on {}", h.name), &how),
-        Err(e) => rep.act(now, &format!("could not start runners on {}", h.name), &e),
+        Err(e) => rep.act(
+            now,
+            &format!("could not start runners on {}", h.name),
+            &e.to_string(),
+        ),
     }
 }

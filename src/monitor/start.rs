@@ -2,12 +2,60 @@
 //! The binary is chosen by the host's platform: `SITE/bin/<platform>/jobrunner` when the
 //! site holds one, else the `jobrunner` beside this program.
 
+use crate::files::{FileOp, failed};
 use crate::hosts::{Host, Hosts};
 use crate::solve::Site;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Why runners could not be started or stopped, or a command not run on a host: each names
+/// the program or file and the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A program that could not be run or waited for: "running ssh: cause".
+    #[error("{doing}: {source}")]
+    Spawn {
+        doing: String,
+        source: std::io::Error,
+    },
+    /// The daemon's output file (a [`crate::files::FileError`]).
+    #[error(transparent)]
+    File(std::io::Error),
+    #[error("an empty ssh command")]
+    NoSsh,
+    /// A remote command still running after the timeout.
+    #[error("{program} {target}: no answer within {secs} s, killed")]
+    Timeout {
+        program: String,
+        target: String,
+        secs: u64,
+    },
+    /// A command that ran and failed: what it was, how it ended, its standard error.
+    #[error("{command}: {status}: {stderr}")]
+    Failed {
+        command: String,
+        status: String,
+        stderr: String,
+    },
+    /// `dbstart`: the hosts started (a line each), then each that was not, and why.
+    #[error("{}{}", done.iter().map(|d| format!("{d}\n")).collect::<String>(), failed.join("\n"))]
+    NotAll {
+        done: Vec<String>,
+        failed: Vec<String>,
+    },
+}
+
+impl From<StartError> for crate::cli::CliError {
+    fn from(e: StartError) -> Self {
+        crate::cli::CliError::Failed(e.to_string())
+    }
+}
+
+fn spawn_error(doing: String) -> impl FnOnce(std::io::Error) -> StartError {
+    move |source| StartError::Spawn { doing, source }
+}
 
 #[derive(Clone, Debug)]
 pub struct StartOptions {
@@ -35,12 +83,12 @@ impl Default for StartOptions {
 }
 
 /// The jobrunner binary for `platform`.
-pub fn binary_for(site: &Site, platform: &str) -> Result<PathBuf, String> {
+pub fn binary_for(site: &Site, platform: &str) -> Result<PathBuf, StartError> {
     let in_site = site.root().join("bin").join(platform).join("jobrunner");
     if in_site.exists() {
         return Ok(in_site);
     }
-    let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
+    let exe = std::env::current_exe().map_err(spawn_error("finding this program".into()))?;
     Ok(exe.with_file_name("jobrunner"))
 }
 
@@ -50,27 +98,31 @@ fn quote(p: &Path) -> String {
 }
 
 /// Starts `host`'s runner daemon; returns what was done, for the log and mail.
-pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<String, String> {
+pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<String, StartError> {
     let bin = binary_for(site, &host.platform)?;
     let root = match &host.site {
         Some(p) => p.clone(),
-        None => std::path::absolute(site.root()).map_err(|e| e.to_string())?,
+        None => std::path::absolute(site.root())
+            .map_err(spawn_error(format!("finding {}", site.root().display())))?,
     };
     let out = root.join("logs").join(format!("{}.daemon.out", host.name));
     if host.name == opts.local_host {
-        let log = crate::files::open_append(&out).map_err(|e| e.to_string())?;
+        let log = crate::files::open_append(&out).map_err(StartError::File)?;
         use std::os::unix::process::CommandExt;
         let child = Command::new(&bin)
             .arg("--site")
             .arg(&root)
             .args(["daemon", "--host", &host.name])
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stdout(
+                log.try_clone()
+                    .map_err(|e| StartError::File(failed(FileOp::Opening, &out, e)))?,
+            )
             .stderr(log)
             // Its own process group: it outlives the monitor and its terminal.
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+            .map_err(spawn_error(format!("starting {}", bin.display())))?;
         return Ok(format!(
             "started {} daemon --host {} here (pid {})",
             bin.display(),
@@ -99,7 +151,7 @@ pub fn start_runners(site: &Site, host: &Host, opts: &StartOptions) -> Result<St
 
 /// Stops `host`'s runner daemons (SIGTERM: their jobs checkpoint and are requeued): the
 /// fence for a host that was only cut off while its jobs were given to others.
-pub fn stop_runners(host: &Host, opts: &StartOptions) -> Result<String, String> {
+pub fn stop_runners(host: &Host, opts: &StartOptions) -> Result<String, StartError> {
     // The daemon's command line ends in `daemon --host NAME` (start_runners writes it so).
     let pattern = format!("daemon --host {}$", host.name);
     let command = format!(
@@ -110,12 +162,13 @@ pub fn stop_runners(host: &Host, opts: &StartOptions) -> Result<String, String> 
         let out = Command::new("sh")
             .args(["-c", &command])
             .output()
-            .map_err(|e| format!("running pkill: {e}"))?;
+            .map_err(spawn_error("running pkill".into()))?;
         if !out.status.success() {
-            return Err(format!(
-                "pkill: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(StartError::Failed {
+                command: "pkill".into(),
+                status: out.status.to_string(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
     } else {
         ssh(host, opts, &command)?;
@@ -127,13 +180,13 @@ pub fn stop_runners(host: &Host, opts: &StartOptions) -> Result<String, String> 
 }
 
 /// Runs `command` on `host` over ssh; returns its standard output.
-pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, String> {
+pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, StartError> {
     // user@host:port -> ssh -p port user@host
     let (target, port) = match host.ssh.rsplit_once(':') {
         Some((t, p)) if p.parse::<u16>().is_ok() => (t.to_string(), Some(p.to_string())),
         _ => (host.ssh.clone(), None),
     };
-    let (program, args) = opts.ssh.split_first().ok_or("an empty ssh command")?;
+    let (program, args) = opts.ssh.split_first().ok_or(StartError::NoSsh)?;
     let mut cmd = Command::new(program);
     cmd.args(args);
     if let Some(p) = &port {
@@ -146,7 +199,7 @@ pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, St
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("running {program}: {e}"))?;
+        .map_err(spawn_error(format!("running {program}")))?;
     // The pipes are drained beside the wait, so a chatty command cannot block on them.
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -176,13 +229,14 @@ pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, St
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{program} {target}: no answer within {} s, killed",
-                    opts.command_timeout.as_secs()
-                ));
+                return Err(StartError::Timeout {
+                    program: program.clone(),
+                    target,
+                    secs: opts.command_timeout.as_secs(),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for {program}: {e}")),
+            Err(e) => return Err(spawn_error(format!("waiting for {program}"))(e)),
         }
     };
     let (stdout, stderr) = (
@@ -190,7 +244,11 @@ pub fn ssh(host: &Host, opts: &StartOptions, command: &str) -> Result<String, St
         stderr.join().unwrap_or_default(),
     );
     if !status.success() {
-        return Err(format!("{program} {target}: {status}: {}", stderr.trim()));
+        return Err(StartError::Failed {
+            command: format!("{program} {target}"),
+            status: status.to_string(),
+            stderr: stderr.trim().to_string(),
+        });
     }
     Ok(stdout)
 }
@@ -217,7 +275,7 @@ pub fn dbstart(
     hosts: &Hosts,
     names: &[String],
     opts: &StartOptions,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, StartError> {
     let mut done = Vec::new();
     let mut failed = Vec::new();
     for n in names {
@@ -233,11 +291,7 @@ pub fn dbstart(
     if failed.is_empty() {
         Ok(done)
     } else {
-        Err(format!(
-            "{}{}",
-            done.iter().map(|d| format!("{d}\n")).collect::<String>(),
-            failed.join("\n")
-        ))
+        Err(StartError::NotAll { done, failed })
     }
 }
 
@@ -258,7 +312,7 @@ mod tests {
             command_timeout: Duration::from_millis(300),
         };
         let t = Instant::now();
-        let err = ssh(&host, &opts, "true").unwrap_err();
+        let err = ssh(&host, &opts, "true").unwrap_err().to_string();
         assert!(err.contains("no answer within"), "{err}");
         assert!(t.elapsed() < Duration::from_secs(10));
         let quick = StartOptions {

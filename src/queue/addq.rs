@@ -3,19 +3,38 @@
 //! `vidb`), validating before saving.
 
 use super::file::{Queue, parse_queue_text};
-use super::line::{QueueLine, mini_slices, parse_line};
+use super::line::{LineError, QueueLine, mini_slices, parse_line};
 use crate::cli::{CliError, output_error};
+use crate::files::{FileOp, failed};
 use crate::lock::Machine;
 use std::io::Write;
 use std::path::Path;
 
+/// Words of `addq` that give no job: none, or the words and what is wrong with them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddError {
+    #[error("addq: no job given (e.g. `addq p lookup 3113.01`)")]
+    NoJob,
+    #[error("addq {words:?}: {error}")]
+    BadJob { words: String, error: LineError },
+}
+
+impl From<AddError> for CliError {
+    fn from(e: AddError) -> Self {
+        CliError::Failed(e.to_string())
+    }
+}
+
 /// The lines `addq QUEUE WORDS...` adds: `stop`; `PHASE SLICE FIRST LAST [-s R] [-n N]`;
 /// or `PHASE SLICE [-s R]`, split into mini-slices of about `positions` positions.
-pub fn lines_for(words: &[String], positions: u64) -> Result<Vec<QueueLine>, String> {
+pub fn lines_for(words: &[String], positions: u64) -> Result<Vec<QueueLine>, AddError> {
     let text = words.join(" ");
-    let bad = |e: String| format!("addq {text:?}: {e}");
+    let bad = |error: LineError| AddError::BadJob {
+        words: text.clone(),
+        error,
+    };
     match words.first().map(String::as_str) {
-        None => return Err("addq: no job given (e.g. `addq p lookup 3113.01`)".into()),
+        None => return Err(AddError::NoJob),
         Some("stop") => {
             return parse_line(&text)
                 .map(|l| l.into_iter().collect())
@@ -39,10 +58,10 @@ pub fn lines_for(words: &[String], positions: u64) -> Result<Vec<QueueLine>, Str
         [] => "-s 1".to_string(),
         [s, r] if s == "-s" => format!("-s {r}"),
         rest => {
-            return Err(bad(format!(
+            return Err(bad(LineError::Syntax(format!(
                 "expected FIRST LAST or -s ROUND after the slice, found {:?}",
                 rest.join(" ")
-            )));
+            ))));
         }
     };
     let probe = format!("{} {} -max 01 {round_words} -n 00", words[0], words[1]);
@@ -296,7 +315,7 @@ pub fn edit_command(site: &Path, queue: &str) -> Result<(), CliError> {
             text += &l.text;
             text.push('\n');
         }
-        std::fs::write(&copy, &text).map_err(|e| format!("{}: {e}", copy.display()))?;
+        std::fs::write(&copy, &text).map_err(|e| failed(FileOp::Writing, &copy, e))?;
         // The editor is a program name from the environment, run with the file as its one
         // argument (through `sh -c` only to allow `EDITOR="code --wait"`).
         let status = std::process::Command::new("sh")
@@ -315,7 +334,7 @@ pub fn edit_command(site: &Path, queue: &str) -> Result<(), CliError> {
             .into());
         }
         let edited =
-            std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+            std::fs::read_to_string(&copy).map_err(|e| failed(FileOp::Reading, &copy, e))?;
         match parse_queue_text(&edited) {
             Ok(new) => {
                 let _ = std::fs::remove_file(&copy);

@@ -5,6 +5,7 @@
 //! and what the runners' stage decisions read.
 
 use crate::error::{Error, Result};
+use crate::files::FileOp;
 use crate::slice::Slice;
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::path::PathBuf;
@@ -112,7 +113,8 @@ pub fn names(site: &Site, slice: &Slice) -> Result<Vec<(PathBuf, RecordName)>> {
 fn read_records(found: impl Iterator<Item = (PathBuf, RecordName)>) -> Result<Vec<DoneRecord>> {
     found
         .map(|(path, n)| {
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::file(FileOp::Reading, &path, e))?;
             parse_record(n, &text)
                 .ok_or_else(|| Error::Failed(format!("{}: not a done record", path.display())))
         })

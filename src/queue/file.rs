@@ -4,8 +4,9 @@
 //! rewrites the file as a temp file, fsync, rename, so a reader sees the old or the new
 //! queue and never a torn one.
 
-use super::line::{QueueLine, parse_line};
+use super::line::{LineError, QueueLine, parse_line};
 use crate::error::{Error, Result};
+use crate::files::{FileOp, failed};
 use crate::lock::{LockFile, Machine};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -35,10 +36,35 @@ pub struct Entry {
     pub text: String,
 }
 
+/// A line of a queue text that is not a queue line: "line 3: unknown job type ...".
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {error}")]
+pub struct BadLine {
+    pub line: usize,
+    pub error: LineError,
+}
+
+/// A queue file holding a line that is not a queue line: the file, the line and the problem.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {bad}", path.display())]
+pub struct BadQueueFile {
+    pub path: PathBuf,
+    pub bad: BadLine,
+}
+
+impl From<BadQueueFile> for Error {
+    fn from(e: BadQueueFile) -> Self {
+        Error::Failed(e.to_string())
+    }
+}
+
 impl Entry {
     /// The line's meaning (`None` for blanks and comments); the error names the line.
-    pub fn parse(&self) -> std::result::Result<Option<QueueLine>, String> {
-        parse_line(&self.text).map_err(|e| format!("line {}: {e}", self.line))
+    pub fn parse(&self) -> std::result::Result<Option<QueueLine>, BadLine> {
+        parse_line(&self.text).map_err(|error| BadLine {
+            line: self.line,
+            error,
+        })
     }
 }
 
@@ -109,7 +135,7 @@ impl Queue {
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
         let dir = self.path.parent().expect("queues/ directory");
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        std::fs::create_dir_all(dir).map_err(|e| failed(FileOp::Creating, dir, e))?;
         let mut events = Vec::new();
         let lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
         for crate::lock::LockEvent::BrokeStale { path, owner } in events {
@@ -130,12 +156,20 @@ impl Queue {
         result
     }
 
+    fn bad_line(&self, bad: BadLine) -> Error {
+        BadQueueFile {
+            path: self.path.clone(),
+            bad,
+        }
+        .into()
+    }
+
     /// The lines as stored (not parsed).
     pub fn read_unlocked(&self) -> Result<Vec<Entry>> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::io(self.path.display(), e)),
+            Err(e) => return Err(failed(FileOp::Reading, &self.path, e).into()),
         };
         Ok(text
             .lines()
@@ -152,9 +186,7 @@ impl Queue {
         self.read_unlocked()?
             .into_iter()
             .map(|e| {
-                let p = e
-                    .parse()
-                    .map_err(|err| Error::Failed(format!("{}: {err}", self.path.display())))?;
+                let p = e.parse().map_err(|bad| self.bad_line(bad))?;
                 Ok((e, p))
             })
             .collect()
@@ -244,9 +276,7 @@ impl Queue {
     ) -> Result<Option<QueueLine>> {
         self.with_lines(here, log, |lines| {
             for k in 0..lines.len() {
-                let parsed = lines[k]
-                    .parse()
-                    .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))?;
+                let parsed = lines[k].parse().map_err(|bad| self.bad_line(bad))?;
                 let take = match &parsed {
                     Some(QueueLine::Stop) => true,
                     Some(job) => runnable(job)?,
@@ -267,10 +297,7 @@ impl Queue {
     /// such line.
     pub fn peek(&self, mut runnable: impl FnMut(&QueueLine) -> Result<bool>) -> Result<bool> {
         for e in self.read_unlocked()? {
-            let found = match e
-                .parse()
-                .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))?
-            {
+            let found = match e.parse().map_err(|bad| self.bad_line(bad))? {
                 Some(QueueLine::Stop) => true,
                 Some(job) => runnable(&job)?,
                 None => false,
@@ -286,10 +313,7 @@ impl Queue {
     pub fn job_count(&self) -> Result<usize> {
         let mut jobs = 0;
         for e in self.read_unlocked()? {
-            if let Some(QueueLine::Job(_)) = e
-                .parse()
-                .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))?
-            {
+            if let Some(QueueLine::Job(_)) = e.parse().map_err(|bad| self.bad_line(bad))? {
                 jobs += 1;
             }
         }
@@ -298,7 +322,7 @@ impl Queue {
 }
 
 /// Checks a whole queue text strictly; the error names the first bad line.
-pub fn parse_queue_text(text: &str) -> std::result::Result<Vec<Entry>, String> {
+pub fn parse_queue_text(text: &str) -> std::result::Result<Vec<Entry>, BadLine> {
     let entries: Vec<Entry> = text
         .lines()
         .enumerate()

@@ -18,6 +18,7 @@
 
 use super::file::{Entry, Queue};
 use super::line::{QueueLine, QueuedJob};
+use crate::files::{FileOp, failed};
 use crate::lock::Machine;
 use crate::solve::{Job, Phase, Site};
 use serde::{Deserialize, Serialize};
@@ -71,6 +72,10 @@ pub struct HeldRecord {
 pub enum HeldError {
     #[error("{path}: {why}; its job is treated as held (addq --release repairs it)")]
     Corrupt { path: PathBuf, why: String },
+    /// A record file or directory that could not be read or written (a
+    /// [`crate::files::FileError`]: the operation and the file).
+    #[error(transparent)]
+    File(std::io::Error),
     #[error("{0}")]
     Io(String),
     #[error(
@@ -85,8 +90,17 @@ pub enum HeldError {
     BadName(String),
 }
 
-fn io(path: &Path, e: std::io::Error) -> HeldError {
-    HeldError::Io(format!("{}: {e}", path.display()))
+impl From<HeldError> for crate::error::Error {
+    fn from(e: HeldError) -> Self {
+        match e {
+            HeldError::File(e) => e.into(),
+            e => crate::error::Error::from_message(e.to_string()),
+        }
+    }
+}
+
+fn io(op: FileOp, path: &Path, e: std::io::Error) -> HeldError {
+    HeldError::File(failed(op, path, e))
 }
 
 /// A job's name in these records and commands: `<slice>/<phase>-r<round>-<first>-<last>`,
@@ -129,7 +143,7 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Hel
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(path, e)),
+        Err(e) => return Err(io(FileOp::Reading, path, e)),
     };
     serde_json::from_str(&text)
         .map(Some)
@@ -143,7 +157,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), HeldError> {
     let mut text = serde_json::to_string_pretty(value).expect("records serialize");
     text.push('\n');
     crate::files::replace(path, text.as_bytes(), crate::files::Durability::Full)
-        .map_err(|e| HeldError::Io(format!("writing {}: {e}", path.display())))
+        .map_err(|e| io(FileOp::Writing, path, e))
 }
 
 /// The job's failed attempts, oldest first (none recorded: empty).
@@ -172,7 +186,7 @@ pub fn write_held(site: &Site, job: &Job, rec: &HeldRecord) -> Result<(), HeldEr
 
 fn remove_if_there(path: &Path) -> Result<(), HeldError> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(path, e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(FileOp::Removing, path, e)),
         _ => Ok(()),
     }
 }
@@ -363,7 +377,13 @@ fn record_keys(site: &Site, dir: &str) -> Result<Vec<String>, HeldError> {
         let e = match e {
             Ok(e) => e,
             Err(err) if crate::files::root_missing(&err) => break,
-            Err(err) => return Err(HeldError::Io(format!("{}: {err}", root.display()))),
+            Err(err) => {
+                let text = err.to_string();
+                let e = err
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other(text));
+                return Err(io(FileOp::Listing, &root, e));
+            }
         };
         let name = e.file_name().to_string_lossy();
         let slice = e

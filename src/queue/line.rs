@@ -14,8 +14,38 @@
 
 use crate::slice::Slice;
 use crate::solve::store::PAGE_POSITIONS;
-use crate::solve::{Job, Phase};
+use crate::solve::{Job, JobError, Phase};
 use std::fmt;
+
+/// A queue line that is not one: the words are no queue line (the message names the bad
+/// word), or the job they name does not fit its slice.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    #[error("{0}")]
+    Syntax(String),
+    /// `-max` mini-slices of a slice with fewer full pages.
+    #[error("{line}: slice {slice} has {pages} full pages, too few for {max} mini-slices")]
+    TooManyMiniSlices {
+        line: QueuedJob,
+        slice: Slice,
+        pages: u64,
+        max: u32,
+    },
+    #[error(transparent)]
+    Job(#[from] JobError),
+}
+
+impl From<LineError> for crate::error::Error {
+    fn from(e: LineError) -> Self {
+        crate::error::Error::Failed(e.to_string())
+    }
+}
+
+impl From<LineError> for crate::cli::CliError {
+    fn from(e: LineError) -> Self {
+        crate::cli::CliError::Failed(e.to_string())
+    }
+}
 
 /// Which positions of the slice a queued job covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +88,7 @@ impl QueuedJob {
     /// The phase job this line stands for: the range computed from `-max` and `-n` as the
     /// paper does (`offset = (pages / max) * 32768`, mini-slice `n` is
     /// `[n * offset, (n + 1) * offset)`, the last one running to the end of the slice).
-    pub fn job(&self) -> Result<Job, String> {
+    pub fn job(&self) -> Result<Job, LineError> {
         let slice = if self.mirror {
             self.slice.mirror()
         } else {
@@ -71,9 +101,12 @@ impl QueuedJob {
                 let pages = count / PAGE_POSITIONS;
                 let offset = (pages / max as u64) * PAGE_POSITIONS;
                 if max > 1 && offset == 0 {
-                    return Err(format!(
-                        "{self}: slice {slice} has {pages} full pages, too few for {max} mini-slices"
-                    ));
+                    return Err(LineError::TooManyMiniSlices {
+                        line: *self,
+                        slice,
+                        pages,
+                        max,
+                    });
                 }
                 let first = self.n as u64 * offset;
                 let last = if self.n + 1 == max {
@@ -89,7 +122,7 @@ impl QueuedJob {
         } else {
             0
         };
-        Job::new(self.phase, slice, first, last, round)
+        Ok(Job::new(self.phase, slice, first, last, round)?)
     }
 
     /// The same work as an explicit range (how a stopped job's rest is requeued).
@@ -134,7 +167,8 @@ impl fmt::Display for QueueLine {
 }
 
 /// Parses one line; `Ok(None)` for a blank line or a comment. The error names the bad token.
-pub fn parse_line(text: &str) -> Result<Option<QueueLine>, String> {
+pub fn parse_line(text: &str) -> Result<Option<QueueLine>, LineError> {
+    let bad = |problem: String| Err(LineError::Syntax(problem));
     let text = text.trim();
     if text.is_empty() || text.starts_with('#') {
         return Ok(None);
@@ -143,7 +177,7 @@ pub fn parse_line(text: &str) -> Result<Option<QueueLine>, String> {
     let (phase, mirror) = match words[0] {
         "stop" if words.len() == 1 => return Ok(Some(QueueLine::Stop)),
         "stop" => {
-            return Err(format!(
+            return bad(format!(
                 "\"stop\" takes nothing after it, found {:?}",
                 words[1]
             ));
@@ -152,7 +186,7 @@ pub fn parse_line(text: &str) -> Result<Option<QueueLine>, String> {
         w => match Phase::from_name(w) {
             Some(p) => (p, false),
             None => {
-                return Err(format!(
+                return bad(format!(
                     "unknown job type {w:?} (expected {}, noiom or stop)",
                     Phase::names()
                 ));
@@ -161,18 +195,19 @@ pub fn parse_line(text: &str) -> Result<Option<QueueLine>, String> {
     };
     let slice: Slice = words
         .get(1)
-        .ok_or("missing slice name after the job type")?
+        .ok_or_else(|| LineError::Syntax("missing slice name after the job type".into()))?
         .parse()
-        .map_err(|e| format!("{e}"))?;
-    let number = |flag: &str, w: Option<&&str>| -> Result<u64, String> {
-        let w = w.ok_or(format!("{flag} needs a number"))?;
-        w.parse().map_err(|_| format!("{flag} {w:?}: not a number"))
+        .map_err(|e| LineError::Syntax(format!("{e}")))?;
+    let number = |flag: &str, w: Option<&&str>| -> Result<u64, LineError> {
+        let w = w.ok_or_else(|| LineError::Syntax(format!("{flag} needs a number")))?;
+        w.parse()
+            .map_err(|_| LineError::Syntax(format!("{flag} {w:?}: not a number")))
     };
     let mut rest = &words[2..];
     let range = if rest.first() == Some(&"-max") {
         let max = number("-max", rest.get(1))?;
         if !(1..=9999).contains(&max) {
-            return Err(format!("-max {max}: must be 1..9999"));
+            return bad(format!("-max {max}: must be 1..9999"));
         }
         rest = &rest[2..];
         Range::MiniSlice { max: max as u32 }
@@ -187,29 +222,29 @@ pub fn parse_line(text: &str) -> Result<Option<QueueLine>, String> {
         round = number("-s", rest.get(1))?;
         rest = &rest[2..];
         if round == 0 || round > u32::MAX as u64 {
-            return Err(format!("-s {round}: rounds count from 1"));
+            return bad(format!("-s {round}: rounds count from 1"));
         }
         if !phase.has_round() && round != 1 {
-            return Err(format!(
+            return bad(format!(
                 "-s {round}: {} has no rounds (use -s 1)",
                 phase.name()
             ));
         }
     }
     if rest.first() != Some(&"-n") {
-        return Err(match rest.first() {
+        return bad(match rest.first() {
             Some(w) => format!("unexpected {w:?} (expected -n N)"),
             None => "missing -n N (the mini-slice number)".into(),
         });
     }
     let n = number("-n", rest.get(1))?;
     if let Some(w) = rest.get(2) {
-        return Err(format!("unexpected {w:?} after -n"));
+        return bad(format!("unexpected {w:?} after -n"));
     }
     if let Range::MiniSlice { max } = range
         && n >= max as u64
     {
-        return Err(format!(
+        return bad(format!(
             "-n {n}: mini-slices of -max {max} are numbered 0..{}",
             max - 1
         ));
@@ -306,7 +341,7 @@ mod tests {
             ("stop now", "takes nothing"),
             ("cap 3113.01 0 999999999999 -n 0", "outside slice"),
         ] {
-            let e = parse_line(text).unwrap_err();
+            let e = parse_line(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text}: {e}");
         }
     }

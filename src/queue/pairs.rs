@@ -394,7 +394,9 @@ pub fn plan_lines(
     }
     let wanted = match only {
         [] => None,
-        _ => Some(crate::slice::with_dependencies(only, max)?),
+        _ => Some(
+            crate::slice::with_dependencies(only, max).map_err(|e| Error::Failed(e.to_string()))?,
+        ),
     };
     let db = site.db_dir();
     let mut out = Vec::new();

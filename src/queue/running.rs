@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::fault;
+use crate::files::FileOp;
 use crate::queue::held::{self, Attempt, RetryPolicy};
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob};
 use crate::solve::{Job, Site};
@@ -136,7 +137,7 @@ fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecor
             // Removed since the listing (the job finished); a network filesystem may report
             // that as another error on a file that is gone.
             Err(_) if !path.exists() => continue,
-            Err(e) => return Err(Error::io(path.display(), e)),
+            Err(e) => return Err(Error::file(FileOp::Reading, &path, e)),
         };
         let rec = RunningRecord::parse(&text)
             .ok_or_else(|| format!("{}: not a running record", path.display()))?;
@@ -264,13 +265,15 @@ fn is_current(path: &Path, rec: &RunningRecord) -> Result<bool> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(RunningRecord::parse(&t).as_ref() == Some(rec)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::io(path.display(), e)),
+        Err(e) => Err(Error::file(FileOp::Reading, path, e)),
     }
 }
 
 fn remove_record(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path.display(), e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::file(FileOp::Removing, path, e))
+        }
         _ => Ok(()),
     }
 }
@@ -317,9 +320,9 @@ fn count_attempt(
                 let name = held::output_name(job, n);
                 let to = site.root().join(&name);
                 if let Some(d) = to.parent() {
-                    std::fs::create_dir_all(d).map_err(|e| Error::io(d.display(), e))?;
+                    std::fs::create_dir_all(d).map_err(|e| Error::file(FileOp::Creating, d, e))?;
                 }
-                std::fs::rename(out, &to).map_err(|e| Error::io(out.display(), e))?;
+                std::fs::rename(out, &to).map_err(|e| Error::file(FileOp::Renaming, out, e))?;
                 Some(name)
             }
             _ => None,

@@ -2,6 +2,7 @@
 //! exit statuses of that command, and what an ended child means for the job.
 
 use super::daemon::DaemonOptions;
+use crate::files::{FileOp, failed};
 use crate::solve::{Job, PhaseStats, Site};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -25,8 +26,8 @@ pub fn command(
     opts: &DaemonOptions,
     job: &Job,
     out: &Path,
-) -> Result<Command, String> {
-    let f = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+) -> std::io::Result<Command> {
+    let f = std::fs::File::create(out).map_err(|e| failed(FileOp::Creating, out, e))?;
     let mut cmd = Command::new(&opts.exe);
     cmd.arg("--site")
         .arg(site.root())
@@ -42,7 +43,7 @@ pub fn command(
     }
     cmd.arg(job.to_string())
         .stdin(Stdio::null())
-        .stdout(f.try_clone().map_err(|e| e.to_string())?)
+        .stdout(f.try_clone().map_err(|e| failed(FileOp::Opening, out, e))?)
         .stderr(f);
     Ok(cmd)
 }

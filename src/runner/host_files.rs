@@ -30,11 +30,16 @@ pub fn heartbeat_path(site: &Site, host: &str) -> PathBuf {
 }
 
 /// Writes this host's heartbeat (called by the runner daemon).
-pub fn write_heartbeat(site: &Site, host: &str, boot_id: &str, now: u64) -> Result<(), String> {
+pub fn write_heartbeat(
+    site: &Site,
+    host: &str,
+    boot_id: &str,
+    now: u64,
+) -> crate::error::Result<()> {
     let beat = Heartbeat {
         boot_id: boot_id.to_string(),
         time: now,
     };
     let volatile = crate::files::Durability::Volatile;
-    crate::state::write(&heartbeat_path(site, host), &beat, volatile).map_err(|e| e.to_string())
+    crate::state::write(&heartbeat_path(site, host), &beat, volatile)
 }

@@ -14,9 +14,9 @@ pub struct Log {
 
 impl Log {
     /// Opens (appends to) `logs/<host>.log` of the site.
-    pub fn open(site: &Path, host: &str, echo: bool) -> Result<Log, String> {
+    pub fn open(site: &Path, host: &str, echo: bool) -> std::io::Result<Log> {
         let path = site.join("logs").join(format!("{host}.log"));
-        let file = crate::files::open_append(&path).map_err(|e| e.to_string())?;
+        let file = crate::files::open_append(&path)?;
         Ok(Log {
             file: Arc::new(Mutex::new(file)),
             host: host.to_string(),

@@ -223,15 +223,16 @@ pub struct DaemonArgs {
 
 /// Resolves the daemon's options: this host's `[[host]]` table in `hosts.toml` (by hostname,
 /// or `--host`) gives its queues, runner count and memory; the command line overrides them.
-pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptions, String> {
+pub fn daemon_options(site: &Site, a: &DaemonArgs) -> crate::error::Result<daemon::DaemonOptions> {
+    use crate::error::Error;
     let host = match &a.host {
         Some(h) => h.clone(),
         None => nix::unistd::gethostname()
-            .map_err(|e| format!("reading the hostname: {e}"))?
+            .map_err(|e| Error::io("reading the hostname", e.into()))?
             .to_string_lossy()
             .into_owned(),
     };
-    crate::hosts::check_name(&host).map_err(|e| format!("host name {host:?}: {e}"))?;
+    crate::hosts::check_name(&host)?;
     let file = a
         .hosts_file
         .clone()
@@ -243,10 +244,10 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         (None, None, Default::default())
     };
     if entry.is_none() && (a.queues.is_none() || a.runners.is_none()) {
-        return Err(format!(
+        return Err(Error::Failed(format!(
             "host {host:?} has no [[host]] table in {} (add one, or give --queues and --runners)",
             file.display()
-        ));
+        )));
     }
     let letters = a
         .queues
@@ -264,7 +265,9 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         }
     }
     if queues.is_empty() {
-        return Err("--queues: give at least one queue letter (p, n, s, m)".into());
+        return Err(Error::Failed(
+            "--queues: give at least one queue letter (p, n, s, m)".into(),
+        ));
     }
     let runners = a.runners.or(entry.as_ref().map(|e| e.runners)).unwrap_or(1);
     let buffers = a
@@ -283,7 +286,7 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> Result<daemon::DaemonOptio
         poll: a.poll,
         until_empty: a.until_empty,
         dry_run: a.dry_run,
-        exe: std::env::current_exe().map_err(|e| format!("finding jobrunner itself: {e}"))?,
+        exe: std::env::current_exe().map_err(|e| Error::io("finding jobrunner itself", e))?,
         echo: true,
         mail,
         policy,
@@ -339,7 +342,7 @@ pub fn daemon_command(
 /// class (the paper's background computations), and a SIGTERM (checkpoint and stop) when
 /// the runner that started it dies. Done in the child itself rather than between fork and
 /// exec, so the runner can start it with the cheaper `posix_spawn`.
-pub fn become_background_job() -> Result<(), String> {
+pub fn become_background_job() -> crate::error::Result<()> {
     let parent = nix::unistd::getppid();
     // SAFETY: plain system calls on this process.
     unsafe {
@@ -353,15 +356,17 @@ pub fn become_background_job() -> Result<(), String> {
             IOPRIO_CLASS_IDLE << 13,
         );
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-            return Err(format!(
-                "asking for SIGTERM on the runner's death: {}",
-                std::io::Error::last_os_error()
+            return Err(crate::error::Error::io(
+                "asking for SIGTERM on the runner's death",
+                std::io::Error::last_os_error(),
             ));
         }
     }
     // The runner may have died before the request was in place.
     if nix::unistd::getppid() != parent {
-        return Err("the runner that started this job is gone".into());
+        return Err(crate::error::Error::Failed(
+            "the runner that started this job is gone".into(),
+        ));
     }
     Ok(())
 }

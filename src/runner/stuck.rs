@@ -24,7 +24,7 @@ pub fn explain(
     queues: &[Queue],
     held: &[JobState],
     jobs: usize,
-) -> Result<String, String> {
+) -> crate::error::Result<String> {
     if !held.is_empty() {
         let names: Vec<String> = held
             .iter()

@@ -114,14 +114,20 @@ impl fmt::Display for SlicePair {
 
 /// The pairs of `slices` and every pair they depend on, directly or not (`--only`). Each
 /// slice must have both sides and at most `max_pieces` pieces.
-pub fn with_dependencies(slices: &[Slice], max_pieces: u32) -> Result<BTreeSet<SlicePair>, String> {
+pub fn with_dependencies(
+    slices: &[Slice],
+    max_pieces: u32,
+) -> Result<BTreeSet<SlicePair>, super::SliceError> {
     let mut wanted = BTreeSet::new();
     let mut todo = Vec::new();
     for s in slices {
         if s.pieces() > max_pieces || s.material.black() == 0 || s.material.white() == 0 {
-            return Err(format!(
-                "--only {s}: not a slice of 2..{max_pieces} pieces with both sides present"
-            ));
+            return Err(super::SliceError {
+                input: s.to_string(),
+                message: format!(
+                    "--only takes slices of 2..{max_pieces} pieces with both sides present"
+                ),
+            });
         }
         todo.push(SlicePair::of(*s));
     }

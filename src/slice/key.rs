@@ -2,10 +2,11 @@
 //! slices named by the files of a directory (`<slice>.<extension>`: work files, solved
 //! slices, database files).
 
-use super::Slice;
+use super::{Slice, SliceError};
+use crate::files::{FileOp, failed};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A multiply-shift hasher for the small integer keys of slice lookups (SipHash would cost
 /// more than the lookup it guards).
@@ -43,21 +44,33 @@ pub fn slice_key(s: &Slice) -> u64 {
         | r(s.rw) << 40
 }
 
+/// A directory of slice files that cannot be listed, or holds a file named like no slice.
+#[derive(Debug, thiserror::Error)]
+pub enum SliceFilesError {
+    /// A [`crate::files::FileError`]: "listing DIR: cause".
+    #[error(transparent)]
+    List(std::io::Error),
+    #[error("{}: not a slice file: {error}", path.display())]
+    NotASlice { path: PathBuf, error: SliceError },
+}
+
 /// The slices of the files `<slice>.<extension>` in `dir` (in directory order); a file of
 /// that extension whose name is no slice is an error.
-pub fn slice_files(dir: &Path, extension: &str) -> Result<Vec<Slice>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn slice_files(dir: &Path, extension: &str) -> Result<Vec<Slice>, SliceFilesError> {
+    let list = |e| SliceFilesError::List(failed(FileOp::Listing, dir, e));
+    let entries = std::fs::read_dir(dir).map_err(list)?;
     let mut slices = Vec::new();
     for e in entries {
-        let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let e = e.map_err(list)?;
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(stem) = name
             .strip_suffix(extension)
             .and_then(|n| n.strip_suffix('.'))
         {
-            let s: Slice = stem
-                .parse()
-                .map_err(|err| format!("{}: not a slice file: {err}", e.path().display()))?;
+            let s: Slice = stem.parse().map_err(|error| SliceFilesError::NotASlice {
+                path: e.path(),
+                error,
+            })?;
             slices.push(s);
         }
     }

@@ -5,6 +5,30 @@ use crate::slice::Slice;
 use std::fmt;
 use std::str::FromStr;
 
+/// A job that cannot be: its text does not parse, or its range or round does not fit its
+/// phase and slice. The message names the job and the problem.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    /// Text that is not a job (`jobrunner run`'s argument).
+    #[error("job {text:?}: {problem}")]
+    Syntax { text: String, problem: String },
+    /// A job whose range or round does not fit its phase and slice.
+    #[error("job {job}: {problem}")]
+    Invalid { job: Job, problem: String },
+}
+
+impl From<JobError> for crate::error::Error {
+    fn from(e: JobError) -> Self {
+        crate::error::Error::Failed(e.to_string())
+    }
+}
+
+impl From<JobError> for crate::cli::CliError {
+    fn from(e: JobError) -> Self {
+        crate::cli::CliError::Failed(e.to_string())
+    }
+}
+
 /// The phases of paper Figure 4 (`noiom` is `noio` on the mirror: a job always names the slice
 /// it writes, so `noiom 3113.01` is `noio 1331.10`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
@@ -105,7 +129,7 @@ impl Job {
         first: u64,
         last: u64,
         round: u32,
-    ) -> Result<Job, String> {
+    ) -> Result<Job, JobError> {
         let job = Job {
             phase,
             slice,
@@ -129,36 +153,37 @@ impl Job {
     }
 
     /// Checks the range: page aligned (the end may be the slice's end) and inside the slice.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), JobError> {
         let count = self.slice.count();
+        let bad = |problem: String| {
+            Err(JobError::Invalid {
+                job: *self,
+                problem,
+            })
+        };
         if self.first >= self.last {
-            return Err(format!(
-                "job {self}: empty range [{}, {})",
-                self.first, self.last
-            ));
+            return bad(format!("empty range [{}, {})", self.first, self.last));
         }
         if self.last > count {
-            return Err(format!(
-                "job {self}: range end {} lies outside slice {} ({count} positions)",
+            return bad(format!(
+                "range end {} lies outside slice {} ({count} positions)",
                 self.last, self.slice
             ));
         }
         if !self.first.is_multiple_of(PAGE_POSITIONS)
             || (!self.last.is_multiple_of(PAGE_POSITIONS) && self.last != count)
         {
-            return Err(format!(
-                "job {self}: range [{}, {}) is not page aligned (pages hold {PAGE_POSITIONS} positions)",
+            return bad(format!(
+                "range [{}, {}) is not page aligned (pages hold {PAGE_POSITIONS} positions)",
                 self.first, self.last
             ));
         }
         if self.phase == Phase::Pair && (self.first, self.last) != (0, count) {
-            return Err(format!(
-                "job {self}: a pair job covers its whole slice (0 {count})"
-            ));
+            return bad(format!("a pair job covers its whole slice (0 {count})"));
         }
         if self.phase.has_round() != (self.round > 0) {
-            return Err(format!(
-                "job {self}: {} needs {}",
+            return bad(format!(
+                "{} needs {}",
                 self.phase,
                 if self.phase.has_round() {
                     "a round number 1 or more"
@@ -212,12 +237,15 @@ impl fmt::Display for Job {
 }
 
 impl FromStr for Job {
-    type Err = String;
+    type Err = JobError;
     /// Parses the [`Display`](fmt::Display) form; `noiom S` is `noio` on the mirror of `S`,
     /// and a missing range means the whole slice.
-    fn from_str(text: &str) -> Result<Job, String> {
+    fn from_str(text: &str) -> Result<Job, JobError> {
         let words: Vec<&str> = text.split_whitespace().collect();
-        let bad = |msg: String| format!("job {text:?}: {msg}");
+        let bad = |problem: String| JobError::Syntax {
+            text: text.to_string(),
+            problem,
+        };
         let (phase, mirror) = match words.first().copied() {
             Some("noiom") => (Phase::NoIo, true),
             Some(w) => match Phase::from_name(w) {
@@ -246,7 +274,7 @@ impl FromStr for Job {
             }
             rest = &rest[..p];
         }
-        let num = |w: &str| -> Result<u64, String> {
+        let num = |w: &str| -> Result<u64, JobError> {
             w.parse()
                 .map_err(|_| bad(format!("{w:?} is not a position index")))
         };

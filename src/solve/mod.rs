@@ -20,7 +20,7 @@ pub mod stage;
 pub mod store;
 pub mod verify;
 
-pub use job::{Job, Phase};
+pub use job::{Job, JobError, Phase};
 pub use phases::{PhaseStats, RunOptions, run_job};
 pub use site::Site;
 

@@ -464,7 +464,7 @@ impl Clock<'_> {
 
 /// Runs `job` (resuming from its checkpoint if it has one) and checkpoints at the end.
 pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
-    job.validate().map_err(super::SolveError::from_message)?;
+    job.validate()?;
     match job.phase {
         Phase::Build | Phase::Ver => return super::database::build::run_db_job(site, job, opts),
         Phase::Pair => return super::pair_job::run_pair(site, job, opts),

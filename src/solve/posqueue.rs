@@ -8,7 +8,7 @@
 //! evaluation.
 
 use super::Site;
-use crate::files::with_path;
+use crate::files::{FileOp, failed};
 use crate::slice::Slice;
 use std::fs::File;
 use std::io::{self, Write};
@@ -28,7 +28,7 @@ impl QueueWriter {
         let len = file.metadata()?.len();
         if len % 8 != 0 {
             file.set_len(len - len % 8)
-                .map_err(|e| with_path(path, e))?;
+                .map_err(|e| failed(FileOp::Truncating, path, e))?;
         }
         Ok(QueueWriter {
             file,
@@ -47,13 +47,13 @@ impl QueueWriter {
         if !self.buf.is_empty() {
             self.file
                 .write_all(&self.buf)
-                .map_err(|e| with_path(&self.path, e))?;
+                .map_err(|e| failed(FileOp::Appending, &self.path, e))?;
             self.buf.clear();
         }
         if durable {
             self.file
                 .sync_data()
-                .map_err(|e| with_path(&self.path, e))?;
+                .map_err(|e| failed(FileOp::Syncing, &self.path, e))?;
         }
         Ok(())
     }
@@ -72,7 +72,7 @@ fn round_files(site: &Site, slice: &Slice) -> io::Result<Vec<(u32, PathBuf, u64)
             .and_then(|r| r.parse::<u32>().ok());
         if let Some(round) = round {
             let len = std::fs::metadata(&path)
-                .map_err(|e| with_path(&path, e))?
+                .map_err(|e| failed(FileOp::Inspecting, &path, e))?
                 .len();
             files.push((round, path, len));
         }
@@ -88,7 +88,7 @@ pub fn read_round(site: &Site, slice: &Slice, round: u32) -> io::Result<Vec<u64>
         .into_iter()
         .filter(|f| f.0 == round)
     {
-        let bytes = std::fs::read(&path).map_err(|e| with_path(&path, e))?;
+        let bytes = std::fs::read(&path).map_err(|e| failed(FileOp::Reading, &path, e))?;
         out.extend(
             bytes
                 .chunks_exact(8)
@@ -117,7 +117,7 @@ pub fn remove_rounds_before(site: &Site, slice: &Slice, keep_from: u32) -> io::R
         .into_iter()
         .filter(|f| f.0 < keep_from)
     {
-        std::fs::remove_file(&path).map_err(|e| with_path(&path, e))?;
+        std::fs::remove_file(&path).map_err(|e| failed(FileOp::Removing, &path, e))?;
     }
     Ok(())
 }

@@ -84,11 +84,14 @@ impl Site {
     }
 
     /// Every solved slice, in (pieces, name) order.
-    pub fn solved_slices(&self) -> Result<Vec<Slice>, String> {
-        let mut slices = slice_files(&self.solved_dir(), "nwk").map_err(|e| format!("site {e}"))?;
+    pub fn solved_slices(&self) -> crate::error::Result<Vec<Slice>> {
+        let mut slices = slice_files(&self.solved_dir(), "nwk").map_err(|e| match e {
+            SliceFilesError::List(e) => e.into(),
+            e => crate::error::Error::Failed(format!("site {e}")),
+        })?;
         slices.sort_by_key(|s| (s.pieces(), s.to_string()));
         Ok(slices)
     }
 }
 
-pub use crate::slice::key::slice_files;
+pub use crate::slice::key::{SliceFilesError, slice_files};

@@ -12,6 +12,7 @@
 //! pages.
 
 use super::Value;
+use crate::files::{FileOp, failed};
 use crate::slice::Slice;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -77,13 +78,17 @@ fn open_checked(path: &Path, slice: &Slice, count: u64, write: bool) -> io::Resu
         .read(true)
         .write(write)
         .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    let len = file.metadata()?.len();
+        .map_err(|e| failed(FileOp::Opening, path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| failed(FileOp::Inspecting, path, e))?
+        .len();
     let mut h = vec![0u8; PAGE_BYTES];
     if len < PAGE_BYTES as u64 {
         return Err(invalid(path, format!("truncated work file ({len} bytes)")));
     }
-    file.read_exact_at(&mut h, 0)?;
+    file.read_exact_at(&mut h, 0)
+        .map_err(|e| failed(FileOp::Reading, path, e))?;
     if h != header(slice, count) {
         return Err(invalid(
             path,
@@ -107,7 +112,7 @@ pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<Vec<u8>
     let file = open_checked(path, slice, count, false)?;
     let mut data = vec![0u8; (file_len(count) - PAGE_BYTES as u64) as usize];
     file.read_exact_at(&mut data, PAGE_BYTES as u64)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        .map_err(|e| failed(FileOp::Reading, path, e))?;
     Ok(data)
 }
 
@@ -251,7 +256,7 @@ impl PageCache {
         let buf = &mut self.pool[slot * PAGE_BYTES..(slot + 1) * PAGE_BYTES];
         self.file
             .read_exact_at(buf, offset)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+            .map_err(|e| failed(FileOp::Reading, &self.path, e))?;
         self.clock += 1;
         let s = &mut self.slots[slot];
         s.page = page;
@@ -279,7 +284,7 @@ impl PageCache {
         self.pool.resize(base + n * PAGE_BYTES, 0);
         self.file
             .read_exact_at(&mut self.pool[base..], (first + 1) * PAGE_BYTES as u64)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+            .map_err(|e| failed(FileOp::Reading, &self.path, e))?;
         for page in first..last {
             self.clock += 1;
             self.table[page as usize] = self.slots.len() as u32;
@@ -366,12 +371,12 @@ impl PageCache {
             let offset = (s.page + 1) * PAGE_BYTES as u64;
             self.file
                 .write_all_at(&self.pool[i * PAGE_BYTES..(i + 1) * PAGE_BYTES], offset)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+                .map_err(|e| failed(FileOp::Writing, &self.path, e))?;
         }
         if durable {
             self.file
                 .sync_data()
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+                .map_err(|e| failed(FileOp::Syncing, &self.path, e))?;
         }
         for s in self.slots.iter_mut() {
             s.dirty = false;

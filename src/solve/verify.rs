@@ -42,9 +42,7 @@ pub fn verify_site(
     progress: &mut crate::progress::Progress,
 ) -> Result<u64> {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-    let slices = site
-        .solved_slices()
-        .map_err(super::SolveError::from_message)?;
+    let slices = site.solved_slices()?;
     let store = SolvedStore::new(site, 1 << 30);
     let step = 4u64 << 20;
     let mut chunks = Vec::new();

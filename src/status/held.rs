@@ -9,7 +9,7 @@ use crate::solve::Site;
 use serde::Serialize;
 use std::io::Write;
 
-fn policy(site: &Site) -> Result<RetryPolicy, String> {
+fn policy(site: &Site) -> Result<RetryPolicy, crate::hosts::HostsError> {
     crate::hosts::site_policy(site.root())
 }
 
@@ -22,8 +22,8 @@ pub struct Tally {
     pub held: usize,
 }
 
-pub fn tally(site: &Site) -> Result<Tally, String> {
-    let states = held::list(site).map_err(|e| e.to_string())?;
+pub fn tally(site: &Site) -> crate::error::Result<Tally> {
+    let states = held::list(site)?;
     Ok(tally_of(&states, &policy(site)?, now_secs()))
 }
 
@@ -104,7 +104,7 @@ fn row<'a>(s: &'a JobState, policy: &RetryPolicy) -> Row<'a> {
 /// `dbstatus held`: a table (one line per job, one indented line per attempt) or JSON.
 pub fn write_held(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let policy = policy(site)?;
-    let states = held::list(site).map_err(|e| e.to_string())?;
+    let states = held::list(site).map_err(crate::error::Error::from)?;
     let rows: Vec<Row> = states.iter().map(|s| row(s, &policy)).collect();
     let tally = tally_of(&states, &policy, now_secs());
     if json {

@@ -43,17 +43,17 @@ pub fn write_plan(pieces: u32, json: bool, out: &mut dyn Write) -> io::Result<()
 pub use crate::solve::solved::ValueCounts;
 
 /// Every solved slice under `site` with its counts, in (pieces, name) order.
-pub fn solved_counts(site: &Site) -> Result<Vec<(Slice, ValueCounts)>, String> {
+pub fn solved_counts(site: &Site) -> crate::error::Result<Vec<(Slice, ValueCounts)>> {
     let mut out = Vec::new();
     for s in site.solved_slices()? {
-        let solved = SolvedSlice::load(site, s).map_err(|e| e.to_string())?;
+        let solved = SolvedSlice::load(site, s)?;
         let c = solved.counts();
         if c.win + c.loss + c.draw != c.positions {
-            return Err(format!(
+            return Err(crate::error::Error::Failed(format!(
                 "{}: {} positions are still unknown",
                 site.solved_file(&s).display(),
                 c.positions - c.win - c.loss - c.draw
-            ));
+            )));
         }
         out.push((s, c));
     }

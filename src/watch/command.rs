@@ -21,13 +21,24 @@ pub struct WatchArgs {
     pub opts: WatchOptions,
 }
 
+/// An entry of `--devices` that is not `DIR:PREFIX`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--devices {0:?}: expected DIR:PREFIX")]
+pub struct BadDevices(pub String);
+
+impl From<BadDevices> for CliError {
+    fn from(e: BadDevices) -> Self {
+        CliError::Failed(e.to_string())
+    }
+}
+
 /// `DIR:PREFIX,...` (e.g. `/dev/pts:,/dev:tty`) as activity sources.
-pub fn parse_devices(text: &str) -> Result<Vec<(std::path::PathBuf, String)>, String> {
+pub fn parse_devices(text: &str) -> Result<Vec<(std::path::PathBuf, String)>, BadDevices> {
     text.split(',')
         .filter(|s| !s.is_empty())
         .map(|s| match s.split_once(':') {
             Some((d, p)) if !d.is_empty() => Ok((d.into(), p.to_string())),
-            _ => Err(format!("--devices {s:?}: expected DIR:PREFIX")),
+            _ => Err(BadDevices(s.to_string())),
         })
         .collect()
 }

@@ -28,6 +28,7 @@
 
 pub mod command;
 
+use crate::files::{FileOp, failed};
 use crate::hosts::Host;
 use crate::queue::running as record;
 use crate::solve::Site;
@@ -111,9 +112,9 @@ fn read_old_state(text: &str) -> WatchState {
     s
 }
 
-fn write_state(site: &Site, host: &str, s: &WatchState) -> Result<(), String> {
+fn write_state(site: &Site, host: &str, s: &WatchState) -> crate::error::Result<()> {
     let volatile = crate::files::Durability::Volatile;
-    crate::state::write(&state_path(site, host), s, volatile).map_err(|e| e.to_string())
+    crate::state::write(&state_path(site, host), s, volatile)
 }
 
 pub use crate::runner::host_files::pause_path;
@@ -194,7 +195,7 @@ fn signal(pid: u32, sig: nix::sys::signal::Signal) -> bool {
 }
 
 /// The job processes running on `host` now (from its running records).
-fn job_processes(site: &Site, host: &str) -> Result<Vec<(u32, String)>, String> {
+fn job_processes(site: &Site, host: &str) -> crate::error::Result<Vec<(u32, String)>> {
     Ok(record::read_host(site, host)?
         .into_iter()
         .filter(|(_, r)| r.failed.is_none() && r.child != 0)
@@ -210,7 +211,7 @@ pub fn round(
     opts: &WatchOptions,
     now: u64,
     rep: &mut crate::mail::Reporter,
-) -> Result<(), String> {
+) -> crate::error::Result<()> {
     use nix::sys::signal::Signal;
     let mut st = read_state(site, &host.name);
     let input = last_input(&opts.sources);
@@ -304,9 +305,10 @@ pub fn round(
         }
         Want::Requeue(reason) => {
             if !st.paused {
-                std::fs::create_dir_all(pause.parent().expect("pause/"))
-                    .and_then(|_| std::fs::write(&pause, format!("{reason}\n")))
-                    .map_err(|e| format!("{}: {e}", pause.display()))?;
+                let dir = pause.parent().expect("pause/");
+                std::fs::create_dir_all(dir).map_err(|e| failed(FileOp::Creating, dir, e))?;
+                std::fs::write(&pause, format!("{reason}\n"))
+                    .map_err(|e| failed(FileOp::Writing, &pause, e))?;
                 st.paused = true;
             }
             let mut stopped = Vec::new();

@@ -32,8 +32,9 @@ use super::log::Log;
 use super::supervise::{self, Children};
 use super::wake::{Room, Wake, watch};
 use crate::cli::STOP;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fault;
+use crate::files::{FileOp, failed};
 use crate::queue::held::{self, Gate, Gates, RetryPolicy};
 use crate::queue::pairs::{self, Readiness};
 use crate::queue::running::{
@@ -252,13 +253,16 @@ impl Daemon<'_> {
         let out = self.output_path(path);
         let t0 = Instant::now();
         let mut rec = RunningRecord::parse(
-            &std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?,
+            &std::fs::read_to_string(path).map_err(|e| failed(FileOp::Reading, path, e))?,
         )
         .ok_or_else(|| format!("{}: not a running record", path.display()))?;
-        let mut child = match child::command(self.site, self.opts, &job, &out).and_then(|mut c| {
-            c.spawn()
-                .map_err(|e| format!("starting {}: {e}", self.opts.exe.display()))
-        }) {
+        let started = child::command(self.site, self.opts, &job, &out)
+            .map_err(|e| e.to_string())
+            .and_then(|mut c| {
+                c.spawn()
+                    .map_err(|e| format!("starting {}: {e}", self.opts.exe.display()))
+            });
+        let mut child = match started {
             Ok(c) => c,
             Err(e) => {
                 let ending = Ending::Failed {
@@ -382,7 +386,7 @@ impl Daemon<'_> {
                     "the running record of \"{line}\" was gone at the end: the job was requeued while it ran"
                 ),
             ),
-            Err(e) => return Err(Error::io(path.display(), e)),
+            Err(e) => return Err(failed(FileOp::Removing, path, e).into()),
         }
         self.jobs.fetch_add(1, Ordering::Relaxed);
         self.say(runner, &format!("done \"{line}\" in {secs:.2}s"));
@@ -523,7 +527,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         "solved",
     ] {
         let p = site.root().join(d);
-        std::fs::create_dir_all(&p).map_err(|e| Error::io(p.display(), e))?;
+        std::fs::create_dir_all(&p).map_err(|e| failed(FileOp::Creating, &p, e))?;
     }
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     let wake = Arc::new(Wake::default());

@@ -20,7 +20,27 @@ pub use enumerate::Enumerator;
 use deposit::{ByteTables, Deposit, select};
 
 use super::{Slice, SliceError};
-use crate::board::Position;
+use crate::board::{Position, PositionError};
+
+/// A position or index that does not belong to a slice: each names the slice.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    /// Not a legal position at all.
+    #[error("{0}")]
+    Position(PositionError),
+    #[error("position {fen} is in slice {actual}, not {slice}")]
+    OtherSlice {
+        fen: String,
+        actual: Slice,
+        slice: Slice,
+    },
+    #[error("index {index} is out of range for slice {slice} ({count} positions)")]
+    OutOfRange {
+        index: u64,
+        slice: Slice,
+        count: u64,
+    },
+}
 
 /// Binomial coefficients C(n, k) for n, k in 0..=32.
 const fn build_binomials() -> [[u64; 33]; 33] {
@@ -516,26 +536,27 @@ impl SliceIndex {
     }
 
     /// Index of a position, or an error naming the position's slice when it is not this one.
-    pub fn index_checked(&self, pos: &Position) -> Result<u64, String> {
-        pos.validate().map_err(|e| e.to_string())?;
+    pub fn index_checked(&self, pos: &Position) -> Result<u64, IndexError> {
+        pos.validate().map_err(IndexError::Position)?;
         let s = Slice::of(pos);
         if s != self.slice {
-            return Err(format!(
-                "position {} is in slice {s}, not {}",
-                crate::notation::position_fen(pos),
-                self.slice
-            ));
+            return Err(IndexError::OtherSlice {
+                fen: crate::notation::position_fen(pos),
+                actual: s,
+                slice: self.slice,
+            });
         }
         Ok(self.index(pos))
     }
 
     /// The position with the given index, or an error when the index is out of range.
-    pub fn position(&self, index: u64) -> Result<Position, String> {
+    pub fn position(&self, index: u64) -> Result<Position, IndexError> {
         if index >= self.count {
-            return Err(format!(
-                "index {index} is out of range for slice {} ({} positions)",
-                self.slice, self.count
-            ));
+            return Err(IndexError::OutOfRange {
+                index,
+                slice: self.slice,
+                count: self.count,
+            });
         }
         Ok(self.position_unchecked(index))
     }

@@ -120,8 +120,7 @@ pub fn check_random(
     progress: &mut Progress,
 ) -> Result<CheckReport> {
     let slices: Vec<Slice> = site
-        .solved_slices()
-        .map_err(crate::solve::SolveError::from_message)?
+        .solved_slices()?
         .into_iter()
         .filter(|s| s.pieces() == pieces)
         .collect();
