@@ -550,6 +550,15 @@ fn dbstatus_reports_runners_slices_and_totals() {
         before.contains("solved 0 slices") && before.contains(&format!("queued {pairs} jobs")),
         "{before}"
     );
+    // Without --pieces: what the site builds (its queued slices), not a fixed 2..5.
+    assert_eq!(dbstatus(&["summary"]), before);
+    let empty = fixture::scratch("runner", "status-empty");
+    let out = fixture::run(DBSTATUS, &empty, &["summary"]);
+    assert!(
+        text(&out.stdout).starts_with("2..5 pieces: "),
+        "{}",
+        text(&out.stdout)
+    );
     let out = run_daemon(&site, &until_empty("pm", "2"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let after = dbstatus(&["summary", "--pieces", "3"]);
@@ -558,6 +567,8 @@ fn dbstatus_reports_runners_slices_and_totals() {
             && after.contains("queued 0 jobs"),
         "{after}"
     );
+    // Nothing queued now: the solved slices say 2..3.
+    assert!(dbstatus(&["summary"]).starts_with("2..3 pieces: "));
     // The pair's job shows under both of its slices.
     for name in ["1200", "2100"] {
         let slice = dbstatus(&["slice", name]);

@@ -50,9 +50,10 @@ enum Command {
     /// Totals for 2..N pieces: slices solved, built and verified, jobs queued, running and
     /// retried and held, the recent rate and the time the queued work needs at it.
     Summary {
-        /// Largest number of pieces.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=10))]
-        pieces: u32,
+        /// Largest number of pieces [default: the most of any slice queued or solved on the
+        /// site; 5 on a site with neither].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=10))]
+        pieces: Option<u32>,
     },
 }
 

@@ -83,12 +83,14 @@ impl Site {
         self.solved_file(s).exists()
     }
 
-    /// Every solved slice, in (pieces, name) order.
+    /// Every solved slice, in (pieces, name) order (none before `solved/` exists).
     pub fn solved_slices(&self) -> crate::error::Result<Vec<Slice>> {
-        let mut slices = slice_files(&self.solved_dir(), "nwk").map_err(|e| match e {
-            SliceFilesError::List(e) => e.into(),
-            e => crate::error::Error::Failed(format!("site {e}")),
-        })?;
+        let mut slices = match slice_files(&self.solved_dir(), "nwk") {
+            Ok(slices) => slices,
+            Err(SliceFilesError::List(e)) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(SliceFilesError::List(e)) => return Err(e.into()),
+            Err(e) => return Err(crate::error::Error::Failed(format!("site {e}"))),
+        };
         slices.sort_by_key(|s| (s.pieces(), s.to_string()));
         Ok(slices)
     }

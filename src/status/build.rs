@@ -273,15 +273,42 @@ pub fn write_slice(
     out.write_all(text.as_bytes()).map_err(output_error)
 }
 
-/// `dbstatus summary`: slices solved, built and verified of 2..`pieces`; jobs queued and
+/// The pieces `dbstatus summary` counts up to on a site with nothing queued or solved.
+pub const DEFAULT_PIECES: u32 = 5;
+
+/// `dbstatus summary`: slices solved, built and verified of 2..`pieces` (by default the
+/// most pieces of any slice queued or solved, what the site builds); jobs queued and
 /// running; the rate of the last ten minutes (positions of finished jobs per second) and the
 /// time the queued work needs at that rate.
 pub fn write_summary(
     site: &Site,
-    pieces: u32,
+    pieces: Option<u32>,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let (mut queued, mut queued_pos, mut queued_pieces) = (0u64, 0u64, 0u32);
+    for (_, name) in QUEUES {
+        for (_, parsed) in Queue::named(site.root(), name)?.read_checked()? {
+            if let Some(QueueLine::Job(q)) = parsed {
+                queued += 1;
+                if let Ok(j) = q.job() {
+                    queued_pos += j.last - j.first;
+                    queued_pieces = queued_pieces.max(j.slice.pieces());
+                }
+            }
+        }
+    }
+    let pieces = match pieces {
+        Some(p) => p,
+        None => site
+            .solved_slices()?
+            .iter()
+            .map(|s| s.pieces())
+            .chain([queued_pieces])
+            .max()
+            .filter(|&p| p >= 2)
+            .unwrap_or(DEFAULT_PIECES),
+    };
     let plan = crate::slice::plan(pieces);
     let (mut slices, mut solved, mut built, mut verified, mut positions, mut solved_pos) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
@@ -312,15 +339,6 @@ pub fn write_summary(
                 if fresh && let (Some(Ok(last)), Some(Ok(first))) = (parts.next(), parts.next()) {
                     recent += last.saturating_sub(first);
                 }
-            }
-        }
-    }
-    let (mut queued, mut queued_pos) = (0u64, 0u64);
-    for (_, name) in QUEUES {
-        for (_, parsed) in Queue::named(site.root(), name)?.read_checked()? {
-            if let Some(QueueLine::Job(q)) = parsed {
-                queued += 1;
-                queued_pos += q.job().map(|j| j.last - j.first).unwrap_or(0);
             }
         }
     }
