@@ -13,6 +13,7 @@
 //!   [`mail`]: alerts for the operators (spooled, then sent with lettre).
 
 pub mod board;
+pub mod budget;
 pub mod cli;
 pub mod clock;
 pub mod db;

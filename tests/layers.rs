@@ -78,7 +78,7 @@ fn layers_point_down() {
         "status", "hosts", "cli", "inspect", "progress",
     ];
     for m in [
-        "clock", "files", "fault", "rng", "space", "procfs", "lock", "error", "state",
+        "clock", "files", "fault", "rng", "space", "procfs", "lock", "error", "state", "budget",
     ] {
         never(m, &domain);
     }

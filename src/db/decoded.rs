@@ -7,9 +7,9 @@
 
 use super::error::{DbError, Result};
 use super::format::SliceFile;
+use crate::budget::{BudgetCache, Bytes};
 use crate::value::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// One slice's stored values, four positions per byte (position `i` in bits `2 * (i % 4)`
 /// of byte `i / 4`, the layout of the solver's work files).
@@ -31,10 +31,6 @@ impl DecodedSlice {
     #[inline]
     pub fn get(&self, i: u64) -> Value {
         Value::from_bits(self.data[(i / 4) as usize] >> (2 * (i % 4)))
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.data.len()
     }
 }
 
@@ -71,19 +67,16 @@ pub fn worth_decoding(probes: u64, count: u64) -> bool {
     probes >= 64 + count / 256
 }
 
-/// The decoded slices shared by a database's lookups, within a byte budget: the least
-/// recently asked-for slice is dropped beyond it (lookups holding it keep their copy).
+/// The decoded slices shared by a database's lookups, by slice number, within a byte
+/// budget.
 pub struct DecodedStore {
-    budget: usize,
-    inner: Mutex<Inner>,
+    cache: BudgetCache<DecodedSlice>,
 }
 
-#[derive(Default)]
-struct Inner {
-    /// By the slice's number in the database: the slice and when it was last asked for.
-    slices: HashMap<u32, (Arc<DecodedSlice>, u64)>,
-    clock: u64,
-    bytes: usize,
+impl Bytes for DecodedSlice {
+    fn bytes(&self) -> usize {
+        self.data.len()
+    }
 }
 
 impl DecodedStore {
@@ -91,50 +84,23 @@ impl DecodedStore {
     /// probing a few positions of many slices gains nothing from it).
     pub fn new(budget: usize) -> DecodedStore {
         DecodedStore {
-            budget,
-            inner: Mutex::default(),
+            cache: BudgetCache::new(budget),
         }
     }
 
     pub fn budget(&self) -> usize {
-        self.budget
+        self.cache.budget()
     }
 
     /// Slice number `id` decoded from `file`, decoding it if no lookup has; `None` when it
     /// does not fit the budget.
     pub fn get(&self, id: u32, file: &SliceFile) -> Result<Option<Arc<DecodedSlice>>> {
-        if file.count.div_ceil(4) as usize > self.budget {
+        if file.count.div_ceil(4) as usize > self.budget() {
             return Ok(None);
         }
-        {
-            let mut g = self.inner.lock().expect("decoded store lock");
-            g.clock += 1;
-            let now = g.clock;
-            if let Some((s, stamp)) = g.slices.get_mut(&id) {
-                *stamp = now;
-                return Ok(Some(s.clone()));
-            }
-        }
-        // Decoded outside the lock; two threads may both decode a slice, which is harmless.
-        let decoded = Arc::new(DecodedSlice::decode(file)?);
-        let mut g = self.inner.lock().expect("decoded store lock");
-        g.clock += 1;
-        let now = g.clock;
-        if !g.slices.contains_key(&id) {
-            g.bytes += decoded.bytes();
-            g.slices.insert(id, (decoded.clone(), now));
-        }
-        while g.bytes > self.budget && g.slices.len() > 1 {
-            let (&old, _) = g
-                .slices
-                .iter()
-                .filter(|(k, _)| **k != id)
-                .min_by_key(|(_, (_, stamp))| *stamp)
-                .expect("another slice");
-            let (s, _) = g.slices.remove(&old).expect("present");
-            g.bytes -= s.bytes();
-        }
-        Ok(Some(decoded))
+        self.cache
+            .get_or_load(id as u64, || DecodedSlice::decode(file))
+            .map(Some)
     }
 }
 

@@ -16,7 +16,8 @@ use crate::solve_err;
 use crate::{Position, Slice};
 use std::fmt;
 
-use std::sync::{Arc, Mutex};
+use crate::budget::{BudgetCache, Bytes};
+use std::sync::Arc;
 
 /// Win/loss/draw counts (Black to move) of one slice or material (`dbstatus counts`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,10 +88,6 @@ impl SolvedSlice {
         Value::from_bits(self.data[(i / 4) as usize] >> (2 * (i % 4)))
     }
 
-    pub fn bytes(&self) -> usize {
-        self.data.len()
-    }
-
     /// How many positions hold each value.
     pub fn counts(&self) -> ValueCounts {
         let count = self.index.count();
@@ -119,18 +116,17 @@ impl SolvedSlice {
     }
 }
 
-struct StoreInner {
-    slices: KeyMap<(Arc<SolvedSlice>, u64)>,
-    clock: u64,
-    bytes: usize,
-}
-
 /// Finished slices shared by every job of a process, loaded on first use; beyond the byte
 /// budget the least recently loaded-or-asked-for slice is dropped (jobs holding it keep it).
 pub struct SolvedStore {
     site: Site,
-    budget: usize,
-    inner: Mutex<StoreInner>,
+    slices: BudgetCache<SolvedSlice>,
+}
+
+impl Bytes for SolvedSlice {
+    fn bytes(&self) -> usize {
+        self.data.len()
+    }
 }
 
 impl fmt::Debug for SolvedStore {
@@ -139,7 +135,7 @@ impl fmt::Debug for SolvedStore {
             f,
             "SolvedStore({}, {} bytes)",
             self.site.root().display(),
-            self.budget
+            self.slices.budget()
         )
     }
 }
@@ -148,47 +144,14 @@ impl SolvedStore {
     pub fn new(site: &Site, budget_bytes: usize) -> Arc<SolvedStore> {
         Arc::new(SolvedStore {
             site: site.clone(),
-            budget: budget_bytes,
-            inner: Mutex::new(StoreInner {
-                slices: KeyMap::default(),
-                clock: 0,
-                bytes: 0,
-            }),
+            slices: BudgetCache::new(budget_bytes),
         })
     }
 
     /// The finished slice, loading it if needed.
     pub fn get(&self, slice: Slice) -> Result<Arc<SolvedSlice>> {
-        let key = slice_key(&slice);
-        {
-            let mut g = self.inner.lock().expect("solved store lock");
-            g.clock += 1;
-            let now = g.clock;
-            if let Some((s, stamp)) = g.slices.get_mut(&key) {
-                *stamp = now;
-                return Ok(s.clone());
-            }
-        }
-        // Load outside the lock; two threads may both load a slice, which is harmless.
-        let loaded = Arc::new(SolvedSlice::load(&self.site, slice)?);
-        let mut g = self.inner.lock().expect("solved store lock");
-        g.clock += 1;
-        let now = g.clock;
-        if !g.slices.contains_key(&key) {
-            g.bytes += loaded.bytes();
-            g.slices.insert(key, (loaded.clone(), now));
-        }
-        while g.bytes > self.budget && g.slices.len() > 1 {
-            let (&old, _) = g
-                .slices
-                .iter()
-                .filter(|(k, _)| **k != key)
-                .min_by_key(|(_, (_, stamp))| *stamp)
-                .expect("another slice");
-            let (s, _) = g.slices.remove(&old).expect("present");
-            g.bytes -= s.bytes();
-        }
-        Ok(loaded)
+        self.slices
+            .get_or_load(slice_key(&slice), || SolvedSlice::load(&self.site, slice))
     }
 }
 
