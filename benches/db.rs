@@ -618,9 +618,11 @@ fn main() {
         .copied()
         .collect();
     by_size.sort_by_key(|s| std::cmp::Reverse(s.count()));
-    let db = std::sync::Arc::new(Database::open(&dir, 256 << 20).unwrap());
+    // As a `ver` job opens it: whole slices decoded within the job's memory share.
+    let budget = nowdb::solve::database::build::decode_budget(&RunOptions::default(), 1);
+    let db = Database::open(&dir, 256 << 20).unwrap().decoding(budget);
     let opts = RunOptions {
-        database: Some(db),
+        database: Some(std::sync::Arc::new(db)),
         ..RunOptions::default()
     };
     let (mut checked, mut positions) = (0, 0);
