@@ -314,6 +314,21 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
         !dom.contains("class=\"bad render-error\""),
         "a section failed to render"
     );
+    // Live: after the page's 5 s poll of /status.json it has drawn itself again, no error.
+    let (dom, errors) = browse(&url, &["--virtual-time-budget=12000", "--dump-dom"]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        dom.contains("(live: updates every 5 s)</div>"),
+        "the poll failed"
+    );
+    assert!(!dom.contains("id=\"stamp\">update failed"));
+    assert!(!dom.contains("class=\"bad render-error\""));
+    let renders = dom
+        .split("data-renders=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|n| n.parse::<u32>().ok());
+    assert!(renders.is_some_and(|n| n >= 2), "drawn {renders:?} times");
     let shot = screenshot_dir().join("finished-2..3.png");
     let _ = browse(&url, &[&format!("--screenshot={}", shot.display())]);
     assert!(
