@@ -362,3 +362,83 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
     );
     assert!(shot.exists());
 }
+
+#[test]
+fn chromium_renders_a_crashed_host_and_a_held_job() {
+    let site = fixture::scratch("status_page", "faulty");
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[[host]]\nname = \"ws1\"\nssh = \"ws1\"\nqueue = \"pm\"\nplatform = \"x86_64-linux\"\n\
+         memory_mb = 2048\nrunners = 2\n\n[[host]]\nname = \"ws2\"\nssh = \"ws2\"\nqueue = \"pm\"\n\
+         platform = \"x86_64-linux\"\nmemory_mb = 2048\nrunners = 1\n",
+    )
+    .unwrap();
+    let s = nowdb::solve::Site::new(&site);
+    let now = nowdb::clock::now_secs();
+    let crashed = nowdb::monitor::HostState {
+        status: "crashed".into(),
+        since: now - 300,
+        boot_id: "b1".into(),
+    };
+    nowdb::state::write(
+        &site.join("monitor").join("ws1"),
+        &crashed,
+        nowdb::files::Durability::Volatile,
+    )
+    .unwrap();
+    nowdb::monitor::write_heartbeat(&s, "ws2", "b2", now - 3).unwrap();
+    let line = "pair 1200.-- -max 01 -s 1 -n 00";
+    let job = match nowdb::queue::line::parse_line(line) {
+        Ok(Some(nowdb::queue::QueueLine::Job(q))) => q.job().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let attempts: Vec<nowdb::queue::held::Attempt> = (1..=3)
+        .map(|n| nowdb::queue::held::Attempt {
+            attempt: n,
+            host: "ws1".into(),
+            record: format!("ws1-{n}"),
+            taken: now - 1000 + 100 * n as u64,
+            ended: now - 950 + 100 * n as u64,
+            status: "signal 9 (SIGKILL)".into(),
+            output: None,
+        })
+        .collect();
+    nowdb::queue::held::write_attempts(&s, &job, &attempts).unwrap();
+    let held = nowdb::queue::held::HeldRecord {
+        job: nowdb::queue::held::key(&job),
+        queue: "small".into(),
+        line: line.into(),
+        since: now - 60,
+        attempts: 3,
+    };
+    nowdb::queue::held::write_held(&s, &job, &held).unwrap();
+    let summary: Value =
+        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
+    assert_eq!(summary["held"], 1, "{summary}");
+    let file = site.join("page.html");
+    fixture::ok(DBSTATUS, &site, &["html", "--out", file.to_str().unwrap()]);
+    let url = format!("file://{}", file.display());
+    let (dom, errors) = browse(&url, &["--dump-dom"]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!dom.contains("class=\"bad render-error\""));
+    for (id, field) in [
+        ("sum-solved", "solved"),
+        ("sum-queued", "queued_jobs"),
+        ("sum-held", "held"),
+    ] {
+        let want = format!("id=\"{id}\">{}<", summary[field]);
+        assert!(dom.contains(&want), "{want} not in the rendered page");
+    }
+    assert!(
+        dom.contains(">crashed since "),
+        "the hosts board shows the crash"
+    );
+    assert!(dom.contains("heartbeat 3s ago") || dom.contains("heartbeat 4s ago"));
+    assert!(dom.contains("attempt 3 on ws1 at ") && dom.contains("signal 9 (SIGKILL)"));
+    // The held job's pair is red in the slice graph.
+    assert!(dom.contains("stage: held (cap)"), "the held pair is marked");
+    let shot = screenshot_dir().join("crashed-host-held-job.png");
+    let _ = browse(&url, &[&format!("--screenshot={}", shot.display())]);
+    assert!(shot.exists());
+}
