@@ -413,6 +413,18 @@ fn chromium_renders_a_crashed_host_and_a_held_job() {
         attempts: 3,
     };
     nowdb::queue::held::write_held(&s, &job, &held).unwrap();
+    // The alerts: one delivery in mail/sent, one alert waiting in the outbox.
+    std::fs::create_dir_all(site.join("mail/outbox")).unwrap();
+    std::fs::write(
+        site.join("mail/sent"),
+        format!("{} 2 [nowdb ws1] ws1 crashed\n", now - 30),
+    )
+    .unwrap();
+    std::fs::write(
+        site.join(format!("mail/outbox/{now:012}-ws9-1-0.txt")),
+        "[nowdb ws9] job 1200.-- held\n\nbody\n",
+    )
+    .unwrap();
     let summary: Value =
         serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
     assert_eq!(summary["held"], 1, "{summary}");
@@ -436,6 +448,9 @@ fn chromium_renders_a_crashed_host_and_a_held_job() {
     );
     assert!(dom.contains("heartbeat 3s ago") || dom.contains("heartbeat 4s ago"));
     assert!(dom.contains("attempt 3 on ws1 at ") && dom.contains("signal 9 (SIGKILL)"));
+    assert!(
+        dom.contains("[nowdb ws1] ws1 crashed") && dom.contains("[nowdb ws9] job 1200.-- held")
+    );
     // The held job's pair is red in the slice graph.
     assert!(dom.contains("stage: held (cap)"), "the held pair is marked");
     let shot = screenshot_dir().join("crashed-host-held-job.png");
