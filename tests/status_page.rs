@@ -364,7 +364,7 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
 }
 
 #[test]
-fn chromium_renders_a_crashed_host_and_a_held_job() {
+fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
     let site = fixture::scratch("status_page", "faulty");
     fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     std::fs::write(
@@ -413,6 +413,33 @@ fn chromium_renders_a_crashed_host_and_a_held_job() {
         attempts: 3,
     };
     nowdb::queue::held::write_held(&s, &job, &held).unwrap();
+    // A live runner on ws2: a pair job that noted its step.
+    let live = "pair 1100.-- -max 01 -s 1 -n 00";
+    let live_job = match nowdb::queue::line::parse_line(live) {
+        Ok(Some(nowdb::queue::QueueLine::Job(q))) => q.job().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let note = s.job_note_file(&live_job);
+    std::fs::create_dir_all(note.parent().unwrap()).unwrap();
+    std::fs::write(
+        note,
+        format!("step 2 noio 1100.-- round 1 since {}\n", now - 7),
+    )
+    .unwrap();
+    let record = nowdb::runner::record::RunningRecord {
+        host: "ws2".into(),
+        boot_id: "b2".into(),
+        pid: 1,
+        pid_start: 1,
+        child: 0,
+        child_start: 0,
+        queue: "small".into(),
+        line: live.into(),
+        since: now - 9,
+        failed: None,
+    };
+    let path = nowdb::runner::record::running_dir(&s).join("ws2-1-0");
+    record.write(&path, false).unwrap();
     // The alerts: one delivery in mail/sent, one alert waiting in the outbox.
     std::fs::create_dir_all(site.join("mail/outbox")).unwrap();
     std::fs::write(
