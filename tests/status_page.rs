@@ -84,6 +84,9 @@ fn the_page_of_a_finished_site_holds_the_summary() {
     let points = snap["throughput"]["points"].as_array().unwrap();
     assert!(!points.is_empty());
     assert_eq!(snap["queues"].as_array().unwrap().len(), 4);
+    // The material graph: 2 kings against 1 reads the 1-against-1 kings it captures into.
+    assert_eq!(snap["material_deps"]["1200"], serde_json::json!(["1100"]));
+    assert_eq!(snap["material_deps"]["1100"], serde_json::json!([]));
     // Standard output when no --out.
     let page2 = fixture::ok(DBSTATUS, site, &["html"]);
     assert_eq!(
@@ -310,6 +313,7 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
         assert!(dom.contains(&want), "{want} not in the rendered page");
     }
     assert!(dom.contains("id=\"graph\"") && dom.contains("data-pair=\"1100.--\""));
+    assert!(dom.contains(">reads from 1100<"), "the material graph");
     assert!(
         !dom.contains("class=\"bad render-error\""),
         "a section failed to render"

@@ -24,6 +24,10 @@ pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
     let summary = summary(site, pieces)?;
     let plan = crate::slice::plan(summary.pieces);
     let mut pairs = Vec::new();
+    // The material graph (the 1994 paper's picture): which materials a material's pairs
+    // read from (conversions land in other materials; a pair's own material is left out).
+    let mut feeds: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
     let mut buckets: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
     for (wave, ws) in plan.waves.iter().enumerate() {
         for pair in ws {
@@ -41,6 +45,14 @@ pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
                 }
             }
             let first = pair.0;
+            let mine = first.material.to_string();
+            let from = feeds.entry(mine.clone()).or_default();
+            for d in pair.dependencies() {
+                let m = d.0.material.to_string();
+                if m != mine {
+                    from.insert(m);
+                }
+            }
             pairs.push(json!({
                 "pair": pair.to_string(),
                 "pieces": first.pieces(),
@@ -69,6 +81,7 @@ pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
         "queues": queues,
         "held": super::held::held_json(site)?,
         "pairs": pairs,
+        "material_deps": feeds,
         "throughput": {"bucket_seconds": BUCKET_SECS, "points": throughput},
         "alerts": alerts(site.root()),
         "generated": rfc3339(now_secs()),
