@@ -81,6 +81,15 @@ fn the_page_of_a_finished_site_holds_the_summary() {
     let pairs = snap["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), nowdb::slice::plan(3).pairs().count());
     assert!(pairs.iter().all(|p| p["stage"] == "done"), "{pairs:?}");
+    // The per-pair recent positions add up to the summary's rate (the same 10 minutes).
+    let recent: u64 = pairs
+        .iter()
+        .map(|p| p["recent_positions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        (recent as f64 / 600.0).round(),
+        summary["positions_per_second"].as_f64().unwrap()
+    );
     let points = snap["throughput"]["points"].as_array().unwrap();
     assert!(!points.is_empty());
     assert_eq!(snap["queues"].as_array().unwrap().len(), 4);

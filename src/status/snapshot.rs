@@ -23,6 +23,7 @@ pub const BUCKETS: usize = 24 * 60;
 pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
     let summary = summary(site, pieces)?;
     let plan = crate::slice::plan(summary.pieces);
+    let now = now_secs();
     let mut pairs = Vec::new();
     // The material graph (the 1994 paper's picture): which materials a material's pairs
     // read from (conversions land in other materials; a pair's own material is left out).
@@ -32,11 +33,14 @@ pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
     for (wave, ws) in plan.waves.iter().enumerate() {
         for pair in ws {
             let stage = crate::queue::pairs::read_stage(site, pair)?;
-            let (mut jobs, mut done) = (0u64, 0u64);
+            let (mut jobs, mut done, mut recent) = (0u64, 0u64, 0u64);
             for s in pair.slices() {
                 for (n, at) in done_files(site, &s) {
                     jobs += 1;
                     done += n;
+                    if at.is_some_and(|t| now.saturating_sub(t) < 600) {
+                        recent += n;
+                    }
                     if let Some(t) = at {
                         let b = buckets.entry(t - t % BUCKET_SECS).or_default();
                         b.0 += n;
@@ -63,6 +67,7 @@ pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
                 "solved": pair.slices().iter().all(|s| site.is_solved(s)),
                 "jobs": jobs,
                 "done_positions": done,
+                "recent_positions": recent,
             }));
         }
     }
@@ -84,7 +89,7 @@ pub fn snapshot(site: &Site, pieces: Option<u32>) -> Result<Value, CliError> {
         "material_deps": feeds,
         "throughput": {"bucket_seconds": BUCKET_SECS, "points": throughput},
         "alerts": alerts(site.root()),
-        "generated": rfc3339(now_secs()),
+        "generated": rfc3339(now),
     }))
 }
 
