@@ -55,6 +55,27 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..=10))]
         pieces: Option<u32>,
     },
+    /// The status page: one self-contained HTML file (inline CSS, JS and SVG; it fetches
+    /// nothing) with the summary, the slice graph by stage, the hosts and runners, the
+    /// queues, the failed jobs, the throughput and the last alerts.
+    Html {
+        /// Write the page here instead of to standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// Largest number of pieces [default: as `summary`].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=10))]
+        pieces: Option<u32>,
+    },
+    /// Serves the status page live over HTTP: `/` (which updates itself every 5 s) and
+    /// `/status.json`; anything else is 404. Read-only.
+    Serve {
+        /// Address to listen on (loopback by default).
+        #[arg(long, default_value = nowdb::status::serve::DEFAULT_LISTEN)]
+        listen: String,
+        /// Largest number of pieces [default: as `summary`].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=10))]
+        pieces: Option<u32>,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -93,6 +114,33 @@ fn main() -> ExitCode {
             let site = nowdb::solve::Site::new(&args.common.site);
             nowdb::status::build::write_summary(&site, pieces, args.common.json, &mut out)
         }
+        Command::Html { out: file, pieces } => {
+            let site = nowdb::solve::Site::new(&args.common.site);
+            html(&site, pieces, file.as_deref(), &mut out)
+        }
+        Command::Serve { listen, pieces } => {
+            let site = nowdb::solve::Site::new(&args.common.site);
+            nowdb::status::serve::bind(&listen)
+                .and_then(|l| nowdb::status::serve::serve(&site, pieces, l, &mut std::io::stderr()))
+        }
     };
     nowdb::cli::finish("dbstatus", result)
+}
+
+/// `dbstatus html`: the page to `file` (replaced whole) or to `out`.
+fn html(
+    site: &nowdb::solve::Site,
+    pieces: Option<u32>,
+    file: Option<&std::path::Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), nowdb::cli::CliError> {
+    let snap = nowdb::status::snapshot::snapshot(site, pieces)?;
+    let page = nowdb::status::page::render(&snap, false);
+    match file {
+        Some(f) => std::fs::write(f, page)
+            .map_err(|e| nowdb::cli::CliError::Failed(format!("writing {}: {e}", f.display()))),
+        None => out
+            .write_all(page.as_bytes())
+            .map_err(nowdb::cli::output_error),
+    }
 }

@@ -66,9 +66,17 @@ struct RunnerRow {
     since: u64,
 }
 
-/// `dbstatus runners`: the hosts of `hosts.toml` and every running record: host, runner,
-/// state, job, progress, since.
-pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+/// What `dbstatus runners` reports: the hosts of `hosts.toml` with their health, every
+/// running record, and the failed jobs' tally.
+pub struct Runners {
+    hosts: Vec<(crate::hosts::Host, String)>,
+    rows: Vec<RunnerRow>,
+    tally: super::held::Tally,
+    now: u64,
+}
+
+/// Reads what `dbstatus runners` reports.
+pub fn runners(site: &Site) -> Result<Runners, CliError> {
     let hosts_file = site.root().join("hosts.toml");
     let hosts = if hosts_file.exists() {
         crate::hosts::Hosts::load(&hosts_file)?.hosts
@@ -100,20 +108,39 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             since: r.since,
         });
     }
-    let text = if json {
-        let hs: Vec<serde_json::Value> = hosts
+    let hosts = hosts
+        .into_iter()
+        .map(|h| {
+            let health = host_health(site, &h.name, now);
+            (h, health)
+        })
+        .collect();
+    Ok(Runners {
+        hosts,
+        rows,
+        tally,
+        now,
+    })
+}
+
+impl Runners {
+    /// The JSON of `dbstatus --json runners`.
+    pub fn json(&self) -> serde_json::Value {
+        let hs: Vec<serde_json::Value> = self
+            .hosts
             .iter()
-            .map(|h| {
+            .map(|(h, health)| {
                 serde_json::json!({
                     "name": h.name,
                     "queue": h.queue,
                     "runners": h.runners,
                     "memory_mb": h.memory_mb,
-                    "health": host_health(site, &h.name, now),
+                    "health": health,
                 })
             })
             .collect();
-        let rs: Vec<serde_json::Value> = rows
+        let rs: Vec<serde_json::Value> = self
+            .rows
             .iter()
             .map(|r| {
                 serde_json::json!({
@@ -128,28 +155,28 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
                 })
             })
             .collect();
-        crate::cli::json_line(&serde_json::json!({
+        serde_json::json!({
             "hosts": hs,
             "running": rs,
-            "retried": tally.retried,
-            "waiting_to_retry": tally.waiting,
-            "held": tally.held,
-        }))
-    } else {
+            "retried": self.tally.retried,
+            "waiting_to_retry": self.tally.waiting,
+            "held": self.tally.held,
+        })
+    }
+
+    /// The table of `dbstatus runners`.
+    pub fn text(&self) -> String {
+        let (rows, tally, now) = (&self.rows, &self.tally, self.now);
         let mut t = String::new();
-        for h in &hosts {
+        for (h, health) in &self.hosts {
             let busy = rows.iter().filter(|r| r.host == h.name).count();
             t += &format!(
-                "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now; {}\n",
-                h.name,
-                h.queue,
-                h.runners,
-                h.memory_mb,
-                host_health(site, &h.name, now)
+                "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now; {health}\n",
+                h.name, h.queue, h.runners, h.memory_mb,
             );
         }
         t += "host\trunner\tstate\tjob\tprogress\tsince\n";
-        for r in &rows {
+        for r in rows {
             let progress = match (&r.step, r.size) {
                 (Some(step), _) => step.clone(),
                 (None, 0) => "0%".into(),
@@ -172,6 +199,17 @@ pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(),
             );
         }
         t
+    }
+}
+
+/// `dbstatus runners`: the hosts of `hosts.toml` and every running record: host, runner,
+/// state, job, progress, since.
+pub fn write_runners(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let r = runners(site)?;
+    let text = if json {
+        crate::cli::json_line(&r.json())
+    } else {
+        r.text()
     };
     out.write_all(text.as_bytes()).map_err(output_error)
 }
@@ -276,16 +314,56 @@ pub fn write_slice(
 /// The pieces `dbstatus summary` counts up to on a site with nothing queued or solved.
 pub const DEFAULT_PIECES: u32 = 5;
 
-/// `dbstatus summary`: slices solved, built and verified of 2..`pieces` (by default the
+/// A done record of a slice as its file shows it: the positions of its range (from the
+/// name, which ends in `-FIRST-LAST`) and when it was written (seconds since the epoch).
+/// A bounded scan: directory entries and their times, no record is opened.
+pub fn done_files(site: &Site, slice: &Slice) -> Vec<(u64, Option<u64>)> {
+    let dir = done::slice_dir(site, slice);
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let mut parts = name.rsplit('-').map(|p| p.parse::<u64>());
+        if let (Some(Ok(last)), Some(Ok(first))) = (parts.next(), parts.next()) {
+            let at = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs());
+            out.push((last.saturating_sub(first), at));
+        }
+    }
+    out
+}
+
+/// The totals of `dbstatus summary` (its JSON fields, in order).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Summary {
+    pub pieces: u32,
+    pub slices: u64,
+    pub positions: u64,
+    pub solved: u64,
+    pub solved_positions: u64,
+    pub built: u64,
+    pub verified: u64,
+    pub queued_jobs: u64,
+    pub queued_positions: u64,
+    pub running: usize,
+    pub retried: usize,
+    pub waiting_to_retry: usize,
+    pub held: usize,
+    /// Jobs that failed for good: held (issue 20 replaced failed running records).
+    pub failed: usize,
+    pub positions_per_second: f64,
+    pub eta_seconds: Option<f64>,
+    pub at: String,
+}
+
+/// Computes [`Summary`]: slices solved, built and verified of 2..`pieces` (by default the
 /// most pieces of any slice queued or solved, what the site builds); jobs queued and
 /// running; the rate of the last ten minutes (positions of finished jobs per second) and the
 /// time the queued work needs at that rate.
-pub fn write_summary(
-    site: &Site,
-    pieces: Option<u32>,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
+pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary> {
     let (mut queued, mut queued_pos, mut queued_pieces) = (0u64, 0u64, 0u32);
     for (_, name) in QUEUES {
         for (_, parsed) in Queue::named(site.root(), name)?.read_checked()? {
@@ -325,19 +403,9 @@ pub fn write_summary(
             }
             built += crate::db::probe::slice_path(&db, &s).exists() as u64;
             verified += crate::solve::stage::verified_marker(site, &s).exists() as u64;
-            let dir = done::slice_dir(site, &s);
-            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let fresh = e
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age.as_secs() < 600);
-                // Record names end in `-FIRST-LAST`.
-                let name = e.file_name().to_string_lossy().into_owned();
-                let mut parts = name.rsplit('-').map(|p| p.parse::<u64>());
-                if fresh && let (Some(Ok(last)), Some(Ok(first))) = (parts.next(), parts.next()) {
-                    recent += last.saturating_sub(first);
+            for (n, at) in done_files(site, &s) {
+                if at.is_some_and(|t| now.saturating_sub(t) < 600) {
+                    recent += n;
                 }
             }
         }
@@ -346,44 +414,62 @@ pub fn write_summary(
     let tally = super::held::tally(site)?;
     let rate = recent as f64 / 600.0;
     let eta = (rate > 0.0).then(|| queued_pos as f64 / rate);
+    Ok(Summary {
+        pieces,
+        slices,
+        positions,
+        solved,
+        solved_positions: solved_pos,
+        built,
+        verified,
+        queued_jobs: queued,
+        queued_positions: queued_pos,
+        running,
+        retried: tally.retried,
+        waiting_to_retry: tally.waiting,
+        held: tally.held,
+        failed: tally.held,
+        positions_per_second: rate.round(),
+        eta_seconds: eta.map(f64::round),
+        at: rfc3339(now),
+    })
+}
+
+/// `dbstatus summary`: [`summary`] as text or JSON.
+pub fn write_summary(
+    site: &Site,
+    pieces: Option<u32>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let s = summary(site, pieces)?;
     let text = if json {
-        crate::cli::json_line(&serde_json::json!({
-            "pieces": pieces,
-            "slices": slices,
-            "positions": positions,
-            "solved": solved,
-            "solved_positions": solved_pos,
-            "built": built,
-            "verified": verified,
-            "queued_jobs": queued,
-            "queued_positions": queued_pos,
-            "running": running,
-            "retried": tally.retried,
-            "waiting_to_retry": tally.waiting,
-            "held": tally.held,
-            // Jobs that failed for good: held (issue 20 replaced failed running records).
-            "failed": tally.held,
-            "positions_per_second": rate.round(),
-            "eta_seconds": eta.map(f64::round),
-            "at": rfc3339(now),
-        }))
+        crate::cli::json_line(&serde_json::to_value(&s).expect("a summary serializes"))
     } else {
+        let Summary {
+            pieces,
+            slices,
+            positions,
+            solved,
+            built,
+            verified,
+            queued_jobs: queued,
+            queued_positions: queued_pos,
+            running,
+            ..
+        } = s;
         format!(
             "2..{pieces} pieces: {slices} slices, {positions} positions\n\
              solved {solved} slices ({:.1}% of positions), built {built}, verified {verified}\n\
              queued {queued} jobs ({queued_pos} positions), running {running}, retried {} ({} waiting to run again), held {}{}\n\
              last 10 minutes: {:.2} M positions/s of finished jobs; queued work {}\n",
-            100.0 * solved_pos as f64 / positions.max(1) as f64,
-            tally.retried,
-            tally.waiting,
-            tally.held,
-            if tally.held > 0 {
-                " (dbstatus held)"
-            } else {
-                ""
-            },
-            rate / 1e6,
-            match eta {
+            100.0 * s.solved_positions as f64 / positions.max(1) as f64,
+            s.retried,
+            s.waiting_to_retry,
+            s.held,
+            if s.held > 0 { " (dbstatus held)" } else { "" },
+            s.positions_per_second / 1e6,
+            match s.eta_seconds {
                 _ if queued == 0 => "is none".to_string(),
                 Some(e) => format!(
                     "needs about {:.0} min at that rate (later rounds not counted)",

@@ -101,18 +101,26 @@ fn row<'a>(s: &'a JobState, policy: &RetryPolicy) -> Row<'a> {
     }
 }
 
+/// The JSON of `dbstatus --json held`: the retry policy, the tally and every job that
+/// failed with its attempts.
+pub fn held_json(site: &Site) -> Result<serde_json::Value, CliError> {
+    let policy = policy(site)?;
+    let states = held::list(site).map_err(crate::error::Error::from)?;
+    let tally = tally_of(&states, &policy, now_secs());
+    let jobs: Vec<serde_json::Value> = states.iter().map(|s| row(s, &policy).json()).collect();
+    Ok(serde_json::json!({"policy": policy, "tally": tally, "jobs": jobs}))
+}
+
 /// `dbstatus held`: a table (one line per job, one indented line per attempt) or JSON.
 pub fn write_held(site: &Site, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    if json {
+        let text = crate::cli::json_line(&held_json(site)?);
+        return out.write_all(text.as_bytes()).map_err(output_error);
+    }
     let policy = policy(site)?;
     let states = held::list(site).map_err(crate::error::Error::from)?;
     let rows: Vec<Row> = states.iter().map(|s| row(s, &policy)).collect();
     let tally = tally_of(&states, &policy, now_secs());
-    if json {
-        let jobs: Vec<serde_json::Value> = rows.iter().map(Row::json).collect();
-        let report = serde_json::json!({"policy": policy, "tally": tally, "jobs": jobs});
-        let text = crate::cli::json_line(&report);
-        return out.write_all(text.as_bytes()).map_err(output_error);
-    }
     let mut t = format!(
         "# {} held, {} retried ({} waiting to run again); up to {} attempts, backoff {}s doubling\n\
          job\tstate\tattempts\tqueue\tline\n",

@@ -3,6 +3,9 @@
 
 pub mod build;
 pub mod held;
+pub mod page;
+pub mod serve;
+pub mod snapshot;
 
 use crate::cli::{CliError, output_error};
 use crate::slice::{Material, Slice, plan};
@@ -137,19 +140,34 @@ pub fn write_counts(
     out.write_all(text.as_bytes()).map_err(output_error)
 }
 
-/// `dbstatus queues`: per queue its jobs, `stop` lines, positions and first job (TSV:
-/// `queue letter jobs stops positions first`), or JSON. Every line is checked.
-pub fn write_queues(
-    site: &std::path::Path,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
+/// One queue as `dbstatus queues` and the status page show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct QueueRow {
+    pub queue: &'static str,
+    pub letter: String,
+    pub jobs: u64,
+    pub stops: u64,
+    pub positions: u64,
+    /// The first job line (empty when there is none).
+    pub first: String,
+    /// The first `head` lines of the file, as written (jobs, `stop` lines, comments).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub head: Vec<String>,
+}
+
+/// Per queue its jobs, `stop` lines, positions, first job and first `head` lines. Every
+/// line is checked.
+pub fn queue_rows(site: &std::path::Path, head: usize) -> Result<Vec<QueueRow>, CliError> {
     use crate::queue::{QUEUES, Queue, QueueLine};
     let mut rows = Vec::new();
     for (letter, name) in QUEUES {
         let q = Queue::named(site, name)?;
         let (mut jobs, mut stops, mut positions, mut first) = (0u64, 0u64, 0u64, None);
+        let mut lines = Vec::new();
         for (entry, parsed) in q.read_checked()? {
+            if lines.len() < head {
+                lines.push(entry.text.clone());
+            }
             match parsed {
                 Some(QueueLine::Job(j)) => {
                     let job = j
@@ -163,30 +181,36 @@ pub fn write_queues(
                 None => {}
             }
         }
-        rows.push((
-            name,
-            letter,
+        rows.push(QueueRow {
+            queue: name,
+            letter: letter.to_string(),
             jobs,
             stops,
             positions,
-            first.unwrap_or_default(),
-        ));
+            first: first.unwrap_or_default(),
+            head: lines,
+        });
     }
+    Ok(rows)
+}
+
+/// `dbstatus queues`: per queue its jobs, `stop` lines, positions and first job (TSV:
+/// `queue letter jobs stops positions first`), or JSON. Every line is checked.
+pub fn write_queues(
+    site: &std::path::Path,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let rows = queue_rows(site, 0)?;
     let text = if json {
-        let items: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(n, l, j, s, p, f)| {
-                serde_json::json!({
-                    "queue": n, "letter": l.to_string(), "jobs": j, "stops": s,
-                    "positions": p, "first": f,
-                })
-            })
-            .collect();
-        crate::cli::json_line(&serde_json::Value::from(items))
+        crate::cli::json_line(&serde_json::to_value(&rows).expect("queue rows serialize"))
     } else {
         let mut t = String::from("queue\tletter\tjobs\tstops\tpositions\tfirst\n");
-        for (n, l, j, s, p, f) in &rows {
-            t += &format!("{n}\t{l}\t{j}\t{s}\t{p}\t{f}\n");
+        for r in &rows {
+            t += &format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\n",
+                r.queue, r.letter, r.jobs, r.stops, r.positions, r.first
+            );
         }
         t
     };
