@@ -1,8 +1,10 @@
 //! The status page (issue 22): `dbstatus html` holds the figures of `dbstatus summary
 //! --json`; names and error texts holding `<script>` and quotes stay text; `dbstatus serve`
 //! answers `/` and `/status.json`, 404 for anything else, and fails clearly on a port in
-//! use; and in Debian's headless chromium the page renders the summary's figures with no
-//! console error (screenshots in `target/status-page/`).
+//! use; and in Debian's headless chromium the page of a finished 2..5 site, of a 2..5 build
+//! in the middle with its runners live, and of a site with a crashed host and a held job
+//! renders the summary's figures with no console error (screenshots in
+//! `target/status-page/`).
 
 mod common;
 
@@ -14,12 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-/// A 2..3 site, planned and built through the queues once for the whole file (read-only).
+/// A 2..5 site, planned and built through the queues once for the whole file (read-only).
 fn finished_site() -> &'static Path {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     SITE.get_or_init(|| {
         let site = fixture::scratch("status_page", "finished");
-        fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
+        fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
         let args = [
             "daemon",
             "--poll-secs",
@@ -46,6 +48,22 @@ fn embedded(page: &str) -> Value {
         + "id=\"snapshot\">".len();
     let end = start + page[start..].find("</script>").unwrap();
     serde_json::from_str(&page[start..end]).expect("the embedded snapshot is JSON")
+}
+
+/// A count as the page shows it: `toLocaleString("en-US")`, thousands separated by commas.
+fn as_shown(n: &Value) -> String {
+    let digits = n
+        .as_u64()
+        .unwrap_or_else(|| panic!("{n} is a count"))
+        .to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// A summary without its time stamp (two runs differ in it).
@@ -77,9 +95,17 @@ fn the_page_of_a_finished_site_holds_the_summary() {
         without_time(snap["summary"].clone()),
         without_time(summary.clone())
     );
-    assert_eq!(summary["solved"], 304);
+    // Every slice of 2..5 (nowdb::slice::plan(5)) solved, built and verified.
+    let slices: u64 = nowdb::slice::plan(5)
+        .pairs()
+        .map(|p| p.slices().len() as u64)
+        .sum();
+    for field in ["slices", "solved", "built", "verified"] {
+        assert_eq!(summary[field], slices, "{field}");
+    }
+    assert_eq!(summary["queued_jobs"], 0);
     let pairs = snap["pairs"].as_array().unwrap();
-    assert_eq!(pairs.len(), nowdb::slice::plan(3).pairs().count());
+    assert_eq!(pairs.len(), nowdb::slice::plan(5).pairs().count());
     assert!(pairs.iter().all(|p| p["stage"] == "done"), "{pairs:?}");
     // The per-pair recent positions add up to the summary's rate (the same 10 minutes).
     let recent: u64 = pairs
@@ -267,7 +293,11 @@ fn screenshot_dir() -> PathBuf {
 /// Runs headless chromium on `url` with `args` (`--dump-dom`, `--screenshot=...`): its
 /// standard output and the console lines it logged.
 fn browse(url: &str, args: &[&str]) -> (String, Vec<String>) {
-    let profile = fixture::scratch("status_page", "chromium-profile");
+    // A profile of its own per run: the tests browse side by side, and chromium locks its
+    // profile directory.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = fixture::scratch("status_page", &format!("chromium-profile-{run}"));
     let out = Command::new(chromium())
         .args([
             "--headless",
@@ -318,7 +348,7 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
         ("sum-running", "running"),
         ("sum-held", "held"),
     ] {
-        let want = format!("id=\"{id}\">{}<", summary[field]);
+        let want = format!("id=\"{id}\">{}<", as_shown(&summary[field]));
         assert!(dom.contains(&want), "{want} not in the rendered page");
     }
     assert!(dom.contains("id=\"graph\"") && dom.contains("data-pair=\"1100.--\""));
@@ -342,7 +372,7 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
         .and_then(|r| r.split('"').next())
         .and_then(|n| n.parse::<u32>().ok());
     assert!(renders.is_some_and(|n| n >= 2), "drawn {renders:?} times");
-    let shot = screenshot_dir().join("finished-2..3.png");
+    let shot = screenshot_dir().join("finished-2..5.png");
     let _ = browse(&url, &[&format!("--screenshot={}", shot.display())]);
     assert!(
         shot.metadata().unwrap().len() > 10_000,
@@ -479,7 +509,7 @@ fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
         ("sum-queued", "queued_jobs"),
         ("sum-held", "held"),
     ] {
-        let want = format!("id=\"{id}\">{}<", summary[field]);
+        let want = format!("id=\"{id}\">{}<", as_shown(&summary[field]));
         assert!(dom.contains(&want), "{want} not in the rendered page");
     }
     assert!(
@@ -496,4 +526,153 @@ fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
     let shot = screenshot_dir().join("crashed-host-held-job.png");
     let _ = browse(&url, &[&format!("--screenshot={}", shot.display())]);
     assert!(shot.exists());
+}
+
+/// A daemon and its job children in their own process group, stopped (SIGSTOP) and let go
+/// (SIGCONT) as one; killed when dropped.
+struct Build(Child);
+
+impl Build {
+    fn signal(&self, sig: nix::sys::signal::Signal) {
+        let group = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        nix::sys::signal::killpg(group, sig).unwrap();
+    }
+}
+
+impl Drop for Build {
+    fn drop(&mut self) {
+        self.signal(nix::sys::signal::Signal::SIGCONT);
+        self.signal(nix::sys::signal::Signal::SIGKILL);
+        let _ = self.0.wait();
+    }
+}
+
+/// A 2..5 build through the queues caught in the middle with its runners live: the daemon
+/// and its job children are stopped together, so the site holds still while `dbstatus
+/// summary --json`, the served page and chromium look at the same moment; then the build
+/// goes on and the page served again shows it further along.
+#[test]
+fn chromium_renders_a_build_in_progress_at_one_moment() {
+    use nix::sys::signal::Signal::{SIGCONT, SIGSTOP};
+    use std::os::unix::process::CommandExt;
+    let site = fixture::scratch("status_page", "mid-build");
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[[host]]\nname = \"t\"\nssh = \"t\"\nqueue = \"pm\"\nplatform = \"x86_64-linux\"\n\
+         memory_mb = 4096\nrunners = 2\n",
+    )
+    .unwrap();
+    let build = Build(
+        fixture::command(JOBRUNNER, &site)
+            .args([
+                "daemon",
+                "--poll-secs",
+                "0.5",
+                "--host",
+                "t",
+                "--queues",
+                "pm",
+            ])
+            .args(["--runners", "2"])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let summary_now = || -> Value {
+        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap()
+    };
+    // Stop the build at a moment when some slices are solved, others not, and a job runs.
+    let start = std::time::Instant::now();
+    let summary = loop {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(300),
+            "no moment with a running job half way"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        build.signal(SIGSTOP);
+        // Let the stop reach every process of the group before the site is read.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let s = summary_now();
+        let solved = s["solved"].as_u64().unwrap();
+        if s["running"].as_u64().unwrap() >= 1
+            && solved >= 20
+            && solved < s["slices"].as_u64().unwrap()
+        {
+            break s;
+        }
+        build.signal(SIGCONT);
+    };
+    let (child, addr) = serve(&site);
+    let server = Killed(child);
+    let (_, body) = get(&addr, "GET", "/status.json");
+    let snap: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        without_time(snap["summary"].clone()),
+        without_time(summary.clone())
+    );
+    let url = format!("http://{addr}/");
+    let (dom, errors) = browse(&url, &["--dump-dom"]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!dom.contains("class=\"bad render-error\""));
+    for (id, field) in [
+        ("sum-slices", "slices"),
+        ("sum-solved", "solved"),
+        ("sum-built", "built"),
+        ("sum-verified", "verified"),
+        ("sum-queued", "queued_jobs"),
+        ("sum-running", "running"),
+        ("sum-held", "held"),
+    ] {
+        let want = format!("id=\"{id}\">{}<", as_shown(&summary[field]));
+        assert!(dom.contains(&want), "{want} not in the rendered page");
+    }
+    // The hosts board: host t with its daemon's heartbeat (no wsmonitor runs here), and
+    // each running job by its line.
+    assert!(
+        dom.contains("not seen by wsmonitor yet, heartbeat "),
+        "host t's state"
+    );
+    let running = snap["runners"]["running"].as_array().unwrap();
+    assert_eq!(running.len() as u64, summary["running"].as_u64().unwrap());
+    for r in running {
+        let line = r["job"].as_str().unwrap();
+        assert!(
+            dom.contains(&format!("<code>{line}</code>")),
+            "{line} on the board"
+        );
+    }
+    // The slice graph holds finished pairs and pairs still to do.
+    let stages: std::collections::BTreeSet<&str> = snap["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["stage"].as_str().unwrap().split(' ').next().unwrap())
+        .collect();
+    assert!(stages.contains("done") && stages.len() >= 2, "{stages:?}");
+    let shot = screenshot_dir().join("mid-build-2..5.png");
+    let _ = browse(&url, &[&format!("--screenshot={}", shot.display())]);
+    assert!(shot.exists());
+    // Let the build go on: the same server shows it further along.
+    build.signal(SIGCONT);
+    let first = summary["solved"].as_u64().unwrap() + summary["built"].as_u64().unwrap();
+    let later = loop {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(600),
+            "no progress"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let (_, body) = get(&addr, "GET", "/status.json");
+        let snap: Value = serde_json::from_str(&body).unwrap();
+        let s = &snap["summary"];
+        let now = s["solved"].as_u64().unwrap() + s["built"].as_u64().unwrap();
+        if now > first {
+            break now;
+        }
+    };
+    assert!(later > first);
+    drop(server);
+    drop(build);
 }
