@@ -6,7 +6,9 @@
 //!   finds: a WIN has a move to a LOSS, a LOSS has only moves to WINs, a DRAW neither;
 //! - the number of positions per piece count against the published totals;
 //! - symmetries of king-only positions, which the solver knows nothing about;
-//! - hand-analysed positions.
+//! - hand-analysed positions;
+//! - the kings-only solve (`solve_kings_only`, used up to 7 pieces by the ignored test of
+//!   tests/pipeline_vs_brute.rs) against the full one, and its guards.
 //!
 //! The solver covers 2..=4 pieces here (about 3 s in release on 2 cores); the 5-piece solve
 //! is left to the cross-check of the real pipeline (and to the ignored test at the end).
@@ -165,6 +167,44 @@ fn smaller_solves_agree() {
     for pieces in 2..=3 {
         small.for_each(pieces, |p, v| assert_eq!(db().value(p), v, "{p:?}"));
     }
+}
+
+#[test]
+fn kings_only_solve_agrees_with_the_full_solve() {
+    // The kings-only materials, solved alone (as the 7-piece cross-check of the pipeline
+    // does), lay the table out differently: every kings-only value must stay the same.
+    let kings = BruteDb::solve_kings_only(4);
+    let mut checked = 0;
+    for pieces in 2..=4 {
+        kings.for_each(pieces, |p, v| {
+            assert_eq!(p.kings, p.black | p.white, "{p:?}");
+            assert_eq!(db().value(p), v, "{p:?}");
+            checked += 1;
+        });
+        db().for_each(pieces, |p, v| {
+            if p.kings == p.black | p.white {
+                assert_eq!(kings.value(p), v, "{p:?}");
+                checked += 1;
+            }
+        });
+    }
+    // Kings-only slots whose kings do not overlap, both ways: 32 * 31 + 2 * C(32, 2) * 30 +
+    // C(32, 2) * C(30, 2) + 2 * C(32, 3) * 29.
+    assert_eq!(checked, 2 * (992 + 29_760 + 215_760 + 287_680));
+}
+
+#[test]
+#[should_panic(expected = "not solved")]
+fn a_material_outside_the_kings_only_solve_panics() {
+    let kings = BruteDb::solve_kings_only(3);
+    kings.value(&board(&[((0, 2), KING)], &[((5, 3), MAN)]));
+}
+
+#[test]
+#[should_panic(expected = "materials not closed")]
+fn a_subset_of_materials_not_closed_under_captures_panics() {
+    // Four pieces but not the three-piece materials their captures lead to.
+    BruteDb::solve_materials(4, |[bk, bm, wk, wm]| bk + bm + wk + wm == 4);
 }
 
 /// A board from (row, column) cells, rows counted from Black's side (Black men move up).

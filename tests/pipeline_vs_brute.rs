@@ -1,7 +1,9 @@
 //! The real pipeline (slices, paging, Appendix-B indexing, the phases, the local build)
 //! against the independent brute-force solver of tests/common/brute.rs (plain forward passes
 //! per material, its own move generator and storage): position by position for every slice
-//! of 2..4 pieces, and win/loss/draw counts per slice for 5 pieces.
+//! of 2..4 pieces, and win/loss/draw counts per slice for 5 pieces. An ignored test compares
+//! every position of the kings-only slices of 2..7 pieces (a set of materials closed under
+//! captures, with no crowning), beyond where published figures exist (issue 23).
 
 mod common;
 
@@ -10,11 +12,11 @@ use nowdb::solve::Site;
 use nowdb::solve::Value;
 use nowdb::solve::local::{BuildOptions, build_local};
 use nowdb::solve::solved::SolvedSlice;
-use nowdb::{Position, SliceIndex};
+use nowdb::{Material, Position, Slice, SliceIndex};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Solved 2..5 pieces from both sides, computed once for the tests of this file.
 struct Both {
@@ -187,4 +189,89 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
     }
     assert!(by_rule[0] > 0 && by_rule[1] > 0, "{by_rule:?}");
     assert!(stored_threats > 1000, "{stored_threats}");
+}
+
+/// The kings-only slices of `pieces` pieces with both sides present (`4300.--`: four black
+/// kings, three white kings).
+fn kings_only_slices(pieces: u32) -> Vec<Slice> {
+    (1..pieces)
+        .map(|bk| {
+            let material = Material::new(bk as u8, (pieces - bk) as u8, 0, 0).unwrap();
+            Slice::new(material, None, None).unwrap()
+        })
+        .collect()
+}
+
+/// The kings-only slices of 2..7 pieces (487 M positions) built by the pipeline restricted to
+/// them (`--only` the 7-piece ones, which depend on nothing else) and solved by the brute
+/// force restricted to the kings-only materials, side by side on one core each; then every
+/// position of every slice compared.
+#[test]
+#[ignore = "about 7 minutes on 2 cores; run with --ignored kings_only --nocapture"]
+fn kings_only_2_to_7_equal_the_brute_force_solver() {
+    let start = Instant::now();
+    let dir = common::fixture::scratch_path("vs-brute", "kings-only");
+    let site = Site::new(PathBuf::from(&dir));
+    let pipeline = std::thread::spawn(move || {
+        let opts = BuildOptions {
+            pieces: 7,
+            runners: 1,
+            only: kings_only_slices(7),
+            database: false,
+            progress_every: Duration::from_secs(3600),
+            ..BuildOptions::default()
+        };
+        let mut sink = std::io::sink();
+        let log = &mut nowdb::progress::Progress::lines(&mut sink, Duration::MAX);
+        build_local(&Site::new(&dir), &opts, log)
+            .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
+        start.elapsed()
+    });
+    let brute = BruteDb::solve_kings_only(7);
+    eprintln!("brute force, kings only 2..7: {:.0?}", start.elapsed());
+    let built = pipeline.join().expect("pipeline thread");
+    eprintln!("pipeline, kings only 2..7: {built:.0?}");
+
+    let want: Vec<Slice> = (2..=7).flat_map(kings_only_slices).collect();
+    let mut solved = site.solved_slices().unwrap();
+    solved.sort_by_key(|s| (s.pieces(), s.material.bk));
+    assert_eq!(solved, want, "the slices the pipeline built");
+
+    let (mut compared, mut mismatches, mut first) = (0u64, 0u64, Vec::new());
+    for &slice in &want {
+        let values = SolvedSlice::load(&site, slice).unwrap();
+        let mut wld = [0u64; 3];
+        for (i, pos) in SliceIndex::new(slice).enumerate_from(0) {
+            let (v, b) = (values.get(i), brute.value(&pos));
+            if !same(v, b) {
+                mismatches += 1;
+                if first.len() < 20 {
+                    let fen = nowdb::notation::position_fen(&pos);
+                    first.push(format!(
+                        "{slice} index {i} ({fen}): pipeline {v}, brute {b:?}"
+                    ));
+                }
+            }
+            wld[b as usize] += 1;
+        }
+        let n: u64 = wld.iter().sum();
+        assert_eq!(n, slice.count(), "{slice}: positions enumerated");
+        compared += n;
+        eprintln!(
+            "{slice}: {n} positions, win {} loss {} draw {}",
+            wld[0], wld[1], wld[2]
+        );
+    }
+    eprintln!(
+        "{compared} positions compared, {mismatches} mismatches, {:.0?} in all",
+        start.elapsed()
+    );
+    assert!(
+        mismatches == 0,
+        "{mismatches} positions differ; the first:\n{}",
+        first.join("\n")
+    );
+    // Kings only, both sides present: 992 + 29,760 + 503,440 + 6,041,280 + 56,183,904 +
+    // 424,097,856.
+    assert_eq!(compared, 486_857_232);
 }

@@ -19,7 +19,12 @@
 //! index over the four piece groups, each group's square set ranked in the textbook
 //! combinatorial number system (colex) over its own squares: 32 for kings, the 28 squares off
 //! its crowning row for men. Slots whose groups overlap are simply never used. One byte per
-//! slot, in one table for all materials (177 MB up to 5 pieces).
+//! slot, in one table for all materials solved (177 MB for all of 2..5 pieces).
+//!
+//! Materials: `solve` takes every material of up to 5 pieces; `solve_materials` takes a
+//! subset up to 7 pieces that is closed under captures and crowning, such as the kings-only
+//! materials (`solve_kings_only`: 695 M slots, 695 MB, for 2..7 pieces). Looking up a
+//! position of a material not solved panics.
 //!
 //! Moves come from a small bitboard generator written here on step tables derived from the
 //! reference's (row, column) geometry; tests/brute.rs checks it against the reference
@@ -42,8 +47,12 @@ const UNKNOWN: u8 = 0;
 const WIN: u8 = 1;
 const LOSS: u8 = 2;
 
-/// Slot ids are `u32` and the table holds one byte per slot.
-const MAX_PIECES: u32 = 5;
+/// Pieces of every material `solve` takes: slot ids are `u32` and the table holds one byte
+/// per slot.
+const MAX_ALL: u32 = 5;
+
+/// Pieces of a material a subset of materials may hold (`solve_materials`).
+const MAX_PIECES: u32 = 7;
 
 /// Piece groups in index order, most significant first: black kings, black men, white kings,
 /// white men. A group's squares are `first..first + count`: men never stand on their
@@ -56,7 +65,8 @@ const GROUP_SQUARES: [u32; GROUPS] = [32, 28, 32, 28];
 /// Materials are looked up by `key`: the four group sizes in base `KEY_BASE`.
 const KEY_BASE: usize = MAX_PIECES as usize + 1;
 
-/// More than the legal moves of any position of up to `MAX_PIECES` pieces.
+/// More than the legal moves of any position of up to `MAX_PIECES` pieces (non-captures:
+/// at most 4 per piece; a position with more captures would panic on the bounds check).
 const MAX_MOVES: usize = 64;
 
 /// Bitset words (of 64 slots) per unit of parallel work.
@@ -237,13 +247,13 @@ pub fn brute_moves(pos: &Position) -> Vec<Position> {
 /// and group size, the square set of each rank.
 struct Ranks {
     binom: [[u32; MAX_PIECES as usize + 1]; 33],
-    /// `sets[kind][k][rank]`, squares counted from the group's first square; kind 0 = 32
-    /// squares, 1 = 28 squares.
+    /// `sets[kind][k][rank]` for groups of `k` up to the largest group solved, squares
+    /// counted from the group's first square; kind 0 = 32 squares, 1 = 28 squares.
     sets: [Vec<Vec<u32>>; 2],
 }
 
 impl Ranks {
-    fn new() -> Ranks {
+    fn new(max_group: u32) -> Ranks {
         let mut binom = [[0u32; MAX_PIECES as usize + 1]; 33];
         for n in 0..33 {
             binom[n][0] = 1;
@@ -260,7 +270,7 @@ impl Ranks {
             sets: [Vec::new(), Vec::new()],
         };
         for (kind, n) in [32u32, 28].into_iter().enumerate() {
-            for k in 0..=MAX_PIECES {
+            for k in 0..=max_group {
                 let mut sets = vec![u32::MAX; ranks.binom[n as usize][k as usize] as usize];
                 for_each_subset(n, k, 0, 0, &mut |set| {
                     let r = ranks.rank(set) as usize;
@@ -354,17 +364,42 @@ impl BruteDb {
     /// Solves every material of 2..=`max_pieces` pieces with both sides having pieces.
     pub fn solve(max_pieces: u32) -> BruteDb {
         assert!(
-            (1..=MAX_PIECES).contains(&max_pieces),
-            "the brute-force solver handles at most {MAX_PIECES} pieces"
+            (1..=MAX_ALL).contains(&max_pieces),
+            "the brute-force solver handles all materials of at most {MAX_ALL} pieces \
+             (solve_materials: subsets of up to {MAX_PIECES})"
         );
-        let ranks = Ranks::new();
+        BruteDb::solve_materials(max_pieces, |_| true)
+    }
+
+    /// Solves the materials of 2..=`max_pieces` pieces with only kings on the board.
+    pub fn solve_kings_only(max_pieces: u32) -> BruteDb {
+        BruteDb::solve_materials(max_pieces, |[_, bm, _, wm]| bm + wm == 0)
+    }
+
+    /// Solves the materials of 2..=`max_pieces` pieces with both sides having pieces that
+    /// `keep` accepts, given as group sizes (black kings, black men, white kings, white men).
+    /// Panics unless every material such a position can move to is kept too.
+    pub fn solve_materials(max_pieces: u32, keep: impl Fn([u32; GROUPS]) -> bool) -> BruteDb {
+        assert!(
+            (1..=MAX_PIECES).contains(&max_pieces),
+            "the brute-force solver handles subsets of materials of at most {MAX_PIECES} pieces"
+        );
         let mut all = Vec::new();
         for_each_counts(max_pieces, &mut |counts| {
             let [bk, bm, wk, wm] = counts;
-            if bk + bm > 0 && wk + wm > 0 {
+            if bk + bm > 0 && wk + wm > 0 && keep(counts) {
                 all.push(counts);
             }
         });
+        for &counts in &all {
+            for next in successor_materials(counts) {
+                assert!(
+                    all.contains(&next),
+                    "materials not closed: {counts:?} moves to {next:?}, which is not solved"
+                );
+            }
+        }
+        let ranks = Ranks::new(all.iter().flatten().copied().max().unwrap_or(0));
         all.sort_by_key(|&[bk, bm, wk, wm]| (bk + bm + wk + wm, bm + wm, [bk, bm, wk, wm]));
         let mut materials = Vec::new();
         let mut by_key = vec![usize::MAX; KEY_BASE.pow(GROUPS as u32)];
@@ -410,7 +445,11 @@ impl BruteDb {
             "not a legal position: {pos:?}"
         );
         let m = self.material_of(pos);
-        assert!(m != usize::MAX, "material not solved: {pos:?}");
+        assert!(
+            m != usize::MAX,
+            "material {:?} (black kings, men, white kings, men) not solved: {pos:?}",
+            groups(pos).map(u32::count_ones)
+        );
         value_of(self.values[self.slot(m, pos)].load(Relaxed))
     }
 
@@ -570,7 +609,9 @@ impl BruteDb {
     fn solve_count(&self, pieces: u32) {
         // Materials are ordered by piece count: this count's slots are one range.
         let mine = self.materials.iter().filter(|m| m.pieces() == pieces);
-        let start = mine.clone().map(|m| m.offset).min().unwrap();
+        let Some(start) = mine.clone().map(|m| m.offset).min() else {
+            return; // No material of this count is solved.
+        };
         let end = mine.map(|m| m.offset + m.len).max().unwrap();
         // The first pass visits every slot (and drops the unused ones).
         let mut open = vec![!0u64; (end - start).div_ceil(64) as usize];
@@ -654,6 +695,21 @@ fn value_of(byte: u8) -> BruteValue {
         LOSS => BruteValue::Loss,
         _ => BruteValue::Draw,
     }
+}
+
+/// The materials (group sizes) that a position of material `counts` with Black to move may
+/// move to, seen from the side then to move (a superset): colours swapped, any of White's
+/// pieces captured (but not all: that ends the game), a Black man crowned or not.
+fn successor_materials([bk, bm, wk, wm]: [u32; GROUPS]) -> Vec<[u32; GROUPS]> {
+    let mut out = Vec::new();
+    for crowned in 0..=bm.min(1) {
+        for kings in 0..=wk {
+            for men in (0..=wm).filter(|&men| kings + men > 0) {
+                out.push([kings, men, bk + crowned, bm - crowned]);
+            }
+        }
+    }
+    out
 }
 
 /// Calls `f` on every group size vector with 1..=`max` pieces.
