@@ -2,7 +2,8 @@
 //! in-process build, with phase jobs for every pair; SIGTERM requeues the rest of a job at
 //! the top; a SIGKILLed runner's stale record is found and its job resumed from its
 //! checkpoint, still byte-identical (small pairs as `pair` jobs there); a stopped `pair` job
-//! starts its pair again and ends byte-identical; `stop`, failures, jobs that can never run
+//! starts its pair again and ends byte-identical; a build stopped by SIGTERM 15 times ends
+//! byte-identical; `stop`, failures, jobs that can never run
 //! and bad configuration are clear.
 
 mod common;
@@ -221,6 +222,59 @@ fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
         "{outbox:?}"
     );
     assert_same_build(reference5(), &site, "queue build");
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+/// The build stopped by SIGTERM again and again, as an operator stops a long build at night
+/// and starts it in the morning: each time the running jobs checkpoint and go back to their
+/// queues, the same command resumes, and the end is byte-identical to the in-process build.
+#[test]
+fn a_build_stopped_by_sigterm_many_times_ends_byte_identical() {
+    let site = fixture::scratch("runner", "many-stops");
+    fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
+    let mut args = until_empty("pm", "2").to_vec();
+    args.extend(["--checkpoint-secs", "0"]);
+    // Stops 0.5..3 s apart (fixed seed): some land mid-job, some between jobs.
+    let mut rng = nowdb::rng::XorShift::new(0x5EED_0023);
+    let (mut stops, mut finished) = (0, false);
+    let start = Instant::now();
+    while !finished {
+        assert!(
+            start.elapsed() < Duration::from_secs(900),
+            "no end after {stops} stops"
+        );
+        let d = spawn_daemon(&site, &args);
+        let stop = stops < 15;
+        if stop {
+            std::thread::sleep(Duration::from_millis(500 + rng.below(2500)));
+            // It may have ended by itself; then the signal finds nobody.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(d.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        let out = wait_ok(d, "a daemon stopped by SIGTERM");
+        if out.contains("stopped at a checkpoint") {
+            stops += 1;
+        } else {
+            finished = true;
+        }
+        // Between two runs every job is in a queue or done: none is running.
+        assert!(
+            record::read_all(&Site::new(&site)).unwrap().is_empty(),
+            "a running record outlived its daemon"
+        );
+    }
+    assert_eq!(stops, 15, "the build ended before its 15 stops");
+    let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
+    let mid_job = log.matches("stopped at a checkpoint").count();
+    // Each stop of a daemon that had jobs running logs them as stopped, and the daemon too.
+    assert!(
+        mid_job > 15,
+        "only {mid_job} stops hit a running job:\n{}",
+        tail(&log)
+    );
+    assert_same_build(reference5(), &site, "queue build stopped 15 times");
     let _ = std::fs::remove_dir_all(&site);
 }
 
