@@ -415,6 +415,44 @@ fn the_queues_start_again_a_pair_the_local_build_left_half_way() {
     assert_same_build(&site, &reference, "local build killed, then the queues");
 }
 
+/// `addq plan --only NODE` plans every slice of the node: the same queues as naming each
+/// slice; a word that is neither a slice nor a node is refused, naming it, with nothing queued.
+#[test]
+fn plan_only_a_node_plans_each_of_its_slices() {
+    let node: nowdb::Material = "2210".parse().unwrap();
+    let slices: Vec<String> = node.slices().iter().map(|s| s.to_string()).collect();
+    assert_eq!(slices.len(), 7);
+    let by_node = fixture::scratch("runner", "only-node");
+    fixture::ok(ADDQ, &by_node, &["p", "plan", "2..5", "--only", "2210"]);
+    let by_slice = fixture::scratch("runner", "only-slices");
+    let mut args = vec!["p", "plan", "2..5", "--only"];
+    args.extend(slices.iter().map(String::as_str));
+    fixture::ok(ADDQ, &by_slice, &args);
+    let queued = |site: &Path| {
+        ["prime", "small"].map(|q| std::fs::read_to_string(site.join("queues").join(q)).unwrap())
+    };
+    assert_eq!(queued(&by_node), queued(&by_slice));
+    let all = queued(&by_node).concat();
+    for s in &slices {
+        let pair = nowdb::slice::SlicePair::of(s.parse().unwrap())
+            .0
+            .to_string();
+        assert!(
+            all.contains(&format!(" {pair} ")),
+            "{s} (pair {pair}) not planned"
+        );
+    }
+    let bad = fixture::scratch("runner", "only-bad");
+    let out = fixture::run(ADDQ, &bad, &["p", "plan", "2..5", "--only", "22x1"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--only 22x1"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!bad.join("queues/prime").exists() || queued(&bad).concat().trim().is_empty());
+}
+
 #[test]
 fn plan_again_skips_queued_requeued_and_running_jobs() {
     let site = fixture::scratch("runner", "replan");

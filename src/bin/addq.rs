@@ -21,6 +21,8 @@ use std::process::ExitCode;
                   yet done, in dependency order (pairs under --pair-below positions as one \
                   `pair` job each, in the small queue)\n\
                   addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
+                  addq p plan 2..7 --only 2221   a node alone: every slice of it (or name one: \
+                  2221.66)\n\
                   \x20                              (a plan that would not fit on the site's disk \
                   is refused, saying what it needs; --no-space-check queues it anyway)\n\
                   addq m pair 2100.6-            the whole pipeline of one small pair, cap to \
