@@ -329,16 +329,20 @@ fn browse(url: &str, args: &[&str]) -> (String, Vec<String>) {
     (text(&out.stdout), errors)
 }
 
-#[test]
-fn chromium_renders_the_summary_figures_with_no_console_error() {
-    let site = finished_site();
-    let summary: Value =
-        serde_json::from_str(&fixture::ok(DBSTATUS, site, &["--json", "summary"])).unwrap();
-    let (child, addr) = serve(site);
-    let _child = Killed(child);
-    let url = format!("http://{addr}/");
-    let (dom, errors) = browse(&url, &["--dump-dom"]);
-    assert!(errors.is_empty(), "{errors:?}");
+/// The page at `url` as chromium renders it, checked to have logged no console line and
+/// to have drawn every section.
+fn rendered(url: &str) -> String {
+    let (dom, errors) = browse(url, &["--dump-dom"]);
+    assert!(errors.is_empty(), "{url}: {errors:?}");
+    assert!(
+        !dom.contains("class=\"bad render-error\""),
+        "{url}: a section failed to render"
+    );
+    dom
+}
+
+/// The rendered page shows the figures of `dbstatus summary --json`.
+fn assert_shows_summary(dom: &str, summary: &Value) {
     for (id, field) in [
         ("sum-slices", "slices"),
         ("sum-solved", "solved"),
@@ -351,12 +355,20 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
         let want = format!("id=\"{id}\">{}<", as_shown(&summary[field]));
         assert!(dom.contains(&want), "{want} not in the rendered page");
     }
+}
+
+#[test]
+fn chromium_renders_the_summary_figures_with_no_console_error() {
+    let site = finished_site();
+    let summary: Value =
+        serde_json::from_str(&fixture::ok(DBSTATUS, site, &["--json", "summary"])).unwrap();
+    let (child, addr) = serve(site);
+    let _child = Killed(child);
+    let url = format!("http://{addr}/");
+    let dom = rendered(&url);
+    assert_shows_summary(&dom, &summary);
     assert!(dom.contains("id=\"graph\"") && dom.contains("data-pair=\"1100.--\""));
     assert!(dom.contains(">reads from 1100<"), "the material graph");
-    assert!(
-        !dom.contains("class=\"bad render-error\""),
-        "a section failed to render"
-    );
     // Live: after the page's 5 s poll of /status.json it has drawn itself again, no error.
     let (dom, errors) = browse(&url, &["--virtual-time-budget=12000", "--dump-dom"]);
     assert!(errors.is_empty(), "{errors:?}");
@@ -388,15 +400,10 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
         &hostile,
         &["html", "--out", file.to_str().unwrap()],
     );
-    let (dom, errors) = browse(&format!("file://{}", file.display()), &["--dump-dom"]);
-    assert!(errors.is_empty(), "{errors:?}");
+    let dom = rendered(&format!("file://{}", file.display()));
     assert!(
         dom.contains("&lt;script&gt;alert(\"x'1\")&lt;/script&gt;&lt;!--"),
         "{dom}"
-    );
-    assert!(
-        !dom.contains("class=\"bad render-error\""),
-        "a section failed to render"
     );
     let shot = screenshot_dir().join("hostile-names.png");
     let _ = browse(
@@ -501,17 +508,8 @@ fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
     let file = site.join("page.html");
     fixture::ok(DBSTATUS, &site, &["html", "--out", file.to_str().unwrap()]);
     let url = format!("file://{}", file.display());
-    let (dom, errors) = browse(&url, &["--dump-dom"]);
-    assert!(errors.is_empty(), "{errors:?}");
-    assert!(!dom.contains("class=\"bad render-error\""));
-    for (id, field) in [
-        ("sum-solved", "solved"),
-        ("sum-queued", "queued_jobs"),
-        ("sum-held", "held"),
-    ] {
-        let want = format!("id=\"{id}\">{}<", as_shown(&summary[field]));
-        assert!(dom.contains(&want), "{want} not in the rendered page");
-    }
+    let dom = rendered(&url);
+    assert_shows_summary(&dom, &summary);
     assert!(
         dom.contains(">crashed since "),
         "the hosts board shows the crash"
@@ -614,21 +612,8 @@ fn chromium_renders_a_build_in_progress_at_one_moment() {
         without_time(summary.clone())
     );
     let url = format!("http://{addr}/");
-    let (dom, errors) = browse(&url, &["--dump-dom"]);
-    assert!(errors.is_empty(), "{errors:?}");
-    assert!(!dom.contains("class=\"bad render-error\""));
-    for (id, field) in [
-        ("sum-slices", "slices"),
-        ("sum-solved", "solved"),
-        ("sum-built", "built"),
-        ("sum-verified", "verified"),
-        ("sum-queued", "queued_jobs"),
-        ("sum-running", "running"),
-        ("sum-held", "held"),
-    ] {
-        let want = format!("id=\"{id}\">{}<", as_shown(&summary[field]));
-        assert!(dom.contains(&want), "{want} not in the rendered page");
-    }
+    let dom = rendered(&url);
+    assert_shows_summary(&dom, &summary);
     // The hosts board: host t with its daemon's heartbeat (no wsmonitor runs here), and
     // each running job by its line.
     assert!(
