@@ -132,17 +132,31 @@ fn the_page_of_a_finished_site_holds_the_summary() {
 
 const EVIL: &str = "<script>alert(\"x'1\")</script><!--";
 
+/// A scratch site with `addq p plan 2..PIECES` queued and `hosts` (host entries, joined) as
+/// its hosts.toml.
+fn planned_site(name: &str, pieces: u32, hosts: &[String]) -> PathBuf {
+    let site = fixture::scratch("status_page", name);
+    fixture::ok(ADDQ, &site, &["p", "plan", &format!("2..{pieces}")]);
+    std::fs::write(site.join("hosts.toml"), hosts.join("\n")).unwrap();
+    site
+}
+
+/// One `[[host]]` entry of hosts.toml (its ssh address is its name).
+fn host_entry(name: &str, memory_mb: u32, runners: u32) -> String {
+    format!(
+        "[[host]]\nname = {name:?}\nssh = \"a\"\nqueue = \"pm\"\nplatform = \"x86_64-linux\"\n\
+         memory_mb = {memory_mb}\nrunners = {runners}\n"
+    )
+}
+
 /// A planned 2..3 site whose hosts.toml, queue and failed job hold `<script>` and quotes.
 fn hostile_site() -> PathBuf {
-    let site = fixture::scratch("status_page", "hostile");
-    fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
     // A host name may not hold '/' or white space; this one holds the rest.
-    std::fs::write(
-        site.join("hosts.toml"),
-        "[[host]]\nname = \"<script>alert('h\\\"1')<!--\"\nssh = \"a\"\nqueue = \"pm\"\n\
-         platform = \"x86_64-linux\"\nmemory_mb = 2048\nrunners = 2\n",
-    )
-    .unwrap();
+    let site = planned_site(
+        "hostile",
+        3,
+        &[host_entry("<script>alert('h\"1')<!--", 2048, 2)],
+    );
     let q = nowdb::queue::file::Queue::named(&site, "prime").unwrap();
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -415,15 +429,11 @@ fn chromium_renders_the_summary_figures_with_no_console_error() {
 
 #[test]
 fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
-    let site = fixture::scratch("status_page", "faulty");
-    fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
-    std::fs::write(
-        site.join("hosts.toml"),
-        "[[host]]\nname = \"ws1\"\nssh = \"ws1\"\nqueue = \"pm\"\nplatform = \"x86_64-linux\"\n\
-         memory_mb = 2048\nrunners = 2\n\n[[host]]\nname = \"ws2\"\nssh = \"ws2\"\nqueue = \"pm\"\n\
-         platform = \"x86_64-linux\"\nmemory_mb = 2048\nrunners = 1\n",
-    )
-    .unwrap();
+    let site = planned_site(
+        "faulty",
+        3,
+        &[host_entry("ws1", 2048, 2), host_entry("ws2", 2048, 1)],
+    );
     let s = nowdb::solve::Site::new(&site);
     let now = nowdb::clock::now_secs();
     let crashed = nowdb::monitor::HostState {
@@ -553,14 +563,7 @@ impl Drop for Build {
 fn chromium_renders_a_build_in_progress_at_one_moment() {
     use nix::sys::signal::Signal::{SIGCONT, SIGSTOP};
     use std::os::unix::process::CommandExt;
-    let site = fixture::scratch("status_page", "mid-build");
-    fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
-    std::fs::write(
-        site.join("hosts.toml"),
-        "[[host]]\nname = \"t\"\nssh = \"t\"\nqueue = \"pm\"\nplatform = \"x86_64-linux\"\n\
-         memory_mb = 4096\nrunners = 2\n",
-    )
-    .unwrap();
+    let site = planned_site("mid-build", 5, &[host_entry("t", 4096, 2)]);
     let build = Build(
         fixture::command(JOBRUNNER, &site)
             .args([
