@@ -16,24 +16,27 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
+/// The daemon of host `t` with 2 runners on queues p and m, as the builds here run it.
+const DAEMON: [&str; 9] = [
+    "daemon",
+    "--poll-secs",
+    "0.5",
+    "--host",
+    "t",
+    "--queues",
+    "pm",
+    "--runners",
+    "2",
+];
+
 /// A 2..5 site, planned and built through the queues once for the whole file (read-only).
 fn finished_site() -> &'static Path {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     SITE.get_or_init(|| {
         let site = fixture::scratch("status_page", "finished");
         fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
-        let args = [
-            "daemon",
-            "--poll-secs",
-            "0.5",
-            "--host",
-            "t",
-            "--queues",
-            "pm",
-            "--runners",
-            "2",
-            "--until-empty",
-        ];
+        let mut args = DAEMON.to_vec();
+        args.push("--until-empty");
         let out = fixture::run(JOBRUNNER, &site, &args);
         assert!(out.status.success(), "{}", text(&out.stderr));
         site
@@ -566,16 +569,7 @@ fn chromium_renders_a_build_in_progress_at_one_moment() {
     let site = planned_site("mid-build", 5, &[host_entry("t", 4096, 2)]);
     let build = Build(
         fixture::command(JOBRUNNER, &site)
-            .args([
-                "daemon",
-                "--poll-secs",
-                "0.5",
-                "--host",
-                "t",
-                "--queues",
-                "pm",
-            ])
-            .args(["--runners", "2"])
+            .args(DAEMON)
             .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
