@@ -327,6 +327,89 @@ fn ver_reports_a_wrong_value_with_its_fen() {
     );
 }
 
+/// `ver` reads most successors straight from the decoded mirror; without room to decode it
+/// every successor is probed. Both ways check the same positions with the same values on
+/// every slice of 2..4.
+#[test]
+fn ver_with_and_without_the_decoded_mirror_agree() {
+    use nowdb::solve::database::ver::verify_range;
+    use nowdb::solve::phases::{Outcome, RunOptions};
+    use nowdb::solve::{Job, Phase};
+    use std::sync::Arc;
+    let site = Site::new(base4());
+    let decoding = Arc::new(
+        Database::open(&site.db_dir(), 1 << 20)
+            .unwrap()
+            .decoding(64 << 20),
+    );
+    let probing = Arc::new(Database::open(&site.db_dir(), 1 << 20).unwrap());
+    let opts = RunOptions::default();
+    let mut checked = 0;
+    for slice in site.solved_slices().unwrap() {
+        let job = Job::whole(Phase::Ver, slice, 0);
+        let (Outcome::Done(a), Outcome::Done(b)) = (
+            verify_range(&decoding, &job, &opts).unwrap(),
+            verify_range(&probing, &job, &opts).unwrap(),
+        ) else {
+            panic!("{slice}: a ver job stopped");
+        };
+        assert_eq!(a, b, "{slice}");
+        checked += a.looked;
+    }
+    assert!(checked > 1_000_000, "{checked}");
+}
+
+/// A wrong value in the mirror is found through the decoded mirror: the position whose only
+/// losing move leads to it (a quiet position the mirror stores) no longer derives its win.
+#[test]
+fn ver_finds_a_wrong_value_in_the_decoded_mirror() {
+    use nowdb::board::generate_moves;
+    use nowdb::board::{has_capture, white_has_capture};
+    use nowdb::db::removed::{Kind, classify};
+    use nowdb::slice::is_conversion;
+    use nowdb::solve::Value;
+    let d = copy_of_base("mirror-wrong");
+    let site = Site::new(&d);
+    let slice: Slice = "1111.23".parse().unwrap();
+    let mirror = slice.mirror();
+    let (ix, mix) = (SliceIndex::new(slice), SliceIndex::new(mirror));
+    let db = Database::open(&site.db_dir(), 1 << 20).unwrap();
+    let mut moves = nowdb::MoveList::new();
+    let (i, child) = (0..ix.count())
+        .find_map(|i| {
+            let pos = ix.position_unchecked(i);
+            if classify(&pos, &mut moves) != Kind::Stored {
+                return None;
+            }
+            generate_moves(&pos, &mut moves);
+            let losing: Vec<_> = moves
+                .iter()
+                .filter(|m| db.probe(&pos.successor(m)).unwrap() == Value::Loss)
+                .collect();
+            let [m] = losing[..] else { return None };
+            let child = pos.successor(m);
+            let quiet =
+                !is_conversion(&pos, m) && !has_capture(&child) && !white_has_capture(&child);
+            quiet.then_some((i, child))
+        })
+        .expect("a win with one losing move to a quiet mirror position");
+    // Make that child a draw in the mirror's solved values and rebuild the mirror's file.
+    let c = mix.index(&child);
+    let path = site.solved_file(&mirror);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = 8192 + (c / 4) as usize;
+    bytes[at] = (bytes[at] & !(3 << (2 * (c % 4)))) | (Value::Draw as u8) << (2 * (c % 4));
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::remove_file(d.join(format!("db/{mirror}.ndb"))).unwrap();
+    let out = fixture::run(JOBRUNNER, &d, &["run", &format!("build {mirror}")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = fixture::run(JOBRUNNER, &d, &["run", &format!("ver {slice}")]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    let fen = nowdb::notation::position_fen(&ix.position_unchecked(i));
+    assert!(err.contains(&fen) && err.contains("stored as win"), "{err}");
+}
+
 /// One database shared by several threads (and a tiny block cache, so they evict each
 /// other's blocks) gives every thread the solver's values.
 #[test]

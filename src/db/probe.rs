@@ -216,6 +216,15 @@ impl Database {
         self.pieces
     }
 
+    /// The opened slice `s` decoded whole, shared with the lookups' decoded slices; `None`
+    /// when this database does not decode ([`Database::decoding`]) or `s` exceeds its budget.
+    pub fn decoded(&self, s: &OpenSlice) -> Result<Option<Arc<DecodedSlice>>> {
+        if self.decoded.budget() == 0 {
+            return Ok(None);
+        }
+        self.decoded.get(s.id, &s.file)
+    }
+
     /// Blocks read from disk so far.
     pub fn blocks_read(&self) -> u64 {
         self.cache.misses()

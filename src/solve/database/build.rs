@@ -6,16 +6,14 @@
 //! not depend on how the slice was split. `ver` checks every stored value of a range
 //! against its successors read from the compressed database only.
 
-use crate::board::MoveList;
 use crate::db::crc32::crc32;
 use crate::db::format::is_current;
-use crate::db::probe::{Database, DbLookup, VERSION_LINE, slice_path};
-use crate::db::removed::{RangeRuns, RuleRuns, ValueRun, classify, range_runs};
+use crate::db::probe::{Database, VERSION_LINE, slice_path};
+use crate::db::removed::{RangeRuns, RuleRuns, ValueRun, range_runs};
 use crate::db::write::write_best_slice;
-use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
-use crate::solve::solved::{SolvedSlice, best_move_value};
+use crate::solve::solved::SolvedSlice;
 use crate::solve::store::sync_dir;
 use crate::solve::{Job, Phase, Result, Site, Value};
 use crate::solve_err;
@@ -37,7 +35,7 @@ fn unique_tmp(dir: &Path, stem: &str) -> PathBuf {
     dir.join(format!(".{stem}.{}.{k}", std::process::id()))
 }
 /// How often (in positions) a long job looks at the stop flag and the deadline.
-const STOP_CHECK: u64 = 1 << 16;
+pub(super) const STOP_CHECK: u64 = 1 << 16;
 
 /// Runs a `build` or `ver` job. Neither writes a checkpoint: a stopped job is simply run
 /// again (a range is a few seconds of work and its output appears atomically).
@@ -51,7 +49,7 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
                     Database::open(&site.db_dir(), 64 << 20)?.decoding(decode_budget(opts, 1)),
                 ),
             };
-            verify_range(&db, job, opts)
+            super::ver::verify_range(&db, job, opts)
         }
         _ => unreachable!("not a database phase: {}", job.phase),
     }
@@ -63,7 +61,7 @@ pub fn decode_budget(opts: &RunOptions, jobs: usize) -> usize {
     opts.buffers * crate::solve::store::PAGE_BYTES * 2 * jobs.max(1)
 }
 
-fn stop_requested(opts: &RunOptions) -> bool {
+pub(super) fn stop_requested(opts: &RunOptions) -> bool {
     opts.stop
         .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
         || opts
@@ -73,7 +71,7 @@ fn stop_requested(opts: &RunOptions) -> bool {
 
 /// A `build` or `ver` job stopped before its end: it keeps no partial state, so it resumes
 /// from its first position.
-fn from_the_start(job: &Job) -> Outcome {
+pub(super) fn from_the_start(job: &Job) -> Outcome {
     Outcome::Stopped {
         next: job.first,
         stats: PhaseStats::default(),
@@ -318,51 +316,6 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
         .map_err(|e| solve_err!("publishing {}: {e}", final_path.display()))?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// Checks every stored value of the job's range against its successors, read from the
-/// compressed database.
-pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
-    let s = db.slice(&job.slice)?;
-    let mut lookup = DbLookup::new(db.clone());
-    let mut moves = MoveList::new();
-    let mut e = s.index.enumerate_from(job.first);
-    let mut stats = PhaseStats::default();
-    // In chunks, so that a stop request is seen within a fraction of a second.
-    let mut at = job.first;
-    while at < job.last {
-        if stop_requested(opts) {
-            return Ok(from_the_start(job));
-        }
-        let end = (at + STOP_CHECK).min(job.last);
-        s.file.for_each_run(at, end, |first, len, stored| {
-            for i in first..first + len {
-                debug_assert_eq!(e.index(), i);
-                let pos = e.position();
-                e.advance();
-                if s.file.removal.removes(classify(&pos, &mut moves)) {
-                    continue;
-                }
-                let (derived, _) = best_move_value(&mut lookup, &pos, &mut moves, false)?;
-                if derived != stored {
-                    return Err(solve_err!(
-                        "ver {}: position {i} ({}) is stored as {stored} but its moves give {derived}",
-                        job.slice,
-                        position_fen(&pos)
-                    ));
-                }
-                stats.looked += 1;
-                match stored {
-                    Value::Win => stats.win += 1,
-                    Value::Loss => stats.loss += 1,
-                    _ => stats.draw += 1,
-                }
-            }
-            Ok(())
-        })?;
-        at = end;
-    }
-    Ok(Outcome::Done(stats))
 }
 
 #[cfg(test)]

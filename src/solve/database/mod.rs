@@ -5,3 +5,4 @@
 pub mod build;
 pub mod check;
 pub mod report;
+pub mod ver;

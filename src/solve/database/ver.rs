@@ -1,0 +1,140 @@
+//! The `ver` phase: every stored value of a range checked against its successors, read
+//! from the compressed database only (2003 paper, Table 3).
+//!
+//! Most successors of a slice's positions are quiet positions of its mirror (a king move,
+//! or a man move that keeps its leading rank, answered by the other side). Those are read
+//! straight from the mirror decoded whole, their index computed the way `noio` does (the
+//! children of one position's king moves share all of it but one king's rank), rather
+//! than through a general probe that finds the slice, its block and the full index of each.
+//! Every other successor (a capture, a promotion, a new leading rank, a removed position)
+//! goes through the probe, which searches what the file does not store.
+
+use super::build::{STOP_CHECK, from_the_start, stop_requested};
+use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::db::decoded::DecodedSlice;
+use crate::db::probe::{Database, DbLookup, OpenSlice};
+use crate::db::removed::{Kind, removed_threat_children};
+use crate::notation::position_fen;
+use crate::slice::is_conversion;
+use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::{Job, Result, Value};
+use crate::solve_err;
+use crate::{Move, Position};
+use std::sync::Arc;
+
+/// The job's slice's mirror, decoded, for reading quiet successors directly.
+struct Mirror<'a> {
+    slice: &'a OpenSlice,
+    values: Arc<DecodedSlice>,
+    /// Whether the mirror stores the values of capture threats (then a quiet successor
+    /// that the other side threatens is stored too).
+    keeps_threats: bool,
+}
+
+/// Checks every stored value of the job's range against its successors, read from the
+/// compressed database.
+pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    let s = db.slice(&job.slice)?;
+    let mirror_slice = db.slice(&job.slice.mirror())?;
+    // Without room to decode the mirror every successor is probed (same values, slower).
+    let mirror = db.decoded(mirror_slice)?.map(|values| Mirror {
+        slice: mirror_slice,
+        values,
+        keeps_threats: !mirror_slice.file.removal.removes(Kind::Threat),
+    });
+    let mut lookup = DbLookup::new(db.clone());
+    let mut moves = MoveList::new();
+    let mut e = s.index.enumerate_from(job.first);
+    let mut stats = PhaseStats::default();
+    // In chunks, so that a stop request is seen within a fraction of a second.
+    let mut at = job.first;
+    while at < job.last {
+        if stop_requested(opts) {
+            return Ok(from_the_start(job));
+        }
+        let end = (at + STOP_CHECK).min(job.last);
+        s.file.for_each_run(at, end, |first, len, stored| {
+            for i in first..first + len {
+                debug_assert_eq!(e.index(), i);
+                let pos = e.position();
+                e.advance();
+                if has_capture(&pos) {
+                    continue; // never stored
+                }
+                if white_has_capture(&pos) {
+                    let removed = removed_threat_children(&pos, &mut moves).is_some();
+                    if removed && s.file.removal.removes(Kind::Threat) {
+                        continue;
+                    }
+                } else {
+                    generate_moves(&pos, &mut moves);
+                }
+                let derived = best_value(&mut lookup, mirror.as_ref(), &pos, moves.as_slice())?;
+                if derived != stored {
+                    return Err(solve_err!(
+                        "ver {}: position {i} ({}) is stored as {stored} but its moves give {derived}",
+                        job.slice,
+                        position_fen(&pos)
+                    ));
+                }
+                stats.looked += 1;
+                match stored {
+                    Value::Win => stats.win += 1,
+                    Value::Loss => stats.loss += 1,
+                    _ => stats.draw += 1,
+                }
+            }
+            Ok(())
+        })?;
+        at = end;
+    }
+    Ok(Outcome::Done(stats))
+}
+
+/// The best value among `moves` of `pos` (a loss without moves), stopping at the first win.
+#[inline]
+fn best_value(
+    lookup: &mut DbLookup,
+    mirror: Option<&Mirror>,
+    pos: &Position,
+    moves: &[Move],
+) -> Result<Value> {
+    let mut best = Value::Loss;
+    // The children of king moves differ only in one white king (after reversal): their
+    // common index part is computed once.
+    let mut king_base = None;
+    for m in moves {
+        let child = pos.successor(m);
+        let v = match mirror {
+            Some(mirror) if is_stored_quiet(mirror, pos, m, &child) => {
+                let ix = &mirror.slice.index;
+                let index = if pos.kings & (1 << m.from) != 0 {
+                    let base =
+                        *king_base.get_or_insert_with(|| ix.index_without_white_kings(&child));
+                    ix.index_from_white_kings(base, child.white_kings())
+                } else {
+                    ix.index(&child)
+                };
+                debug_assert_eq!(index, ix.index(&child));
+                mirror.values.get(index)
+            }
+            _ => lookup.probe(&child)?,
+        };
+        match v {
+            Value::Loss => return Ok(Value::Win),
+            Value::Draw => best = Value::Draw,
+            _ => {}
+        }
+    }
+    Ok(best)
+}
+
+/// Whether the successor `child` of `pos` by `m` is a position of the mirror whose value
+/// the mirror stores: no conversion, no capture for its side to move, and not a removed
+/// capture threat.
+#[inline(always)]
+fn is_stored_quiet(mirror: &Mirror, pos: &Position, m: &Move, child: &Position) -> bool {
+    !is_conversion(pos, m)
+        && !has_capture(child)
+        && (mirror.keeps_threats || !white_has_capture(child))
+}
