@@ -716,3 +716,31 @@ fn dbstatus_reports_runners_slices_and_totals() {
     std::fs::remove_file(&path).unwrap();
     let _ = std::fs::remove_dir_all(&site);
 }
+
+/// `scripts/build-local`, the documented way to build through the queues on one machine: a
+/// bad `--memory-mb` is refused before anything is written; a good one builds 2..4
+/// byte-identical to the in-process build.
+#[test]
+fn the_build_local_script_refuses_bad_memory_and_builds() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-local");
+    let site = fixture::scratch_path("runner", "script");
+    let run = |memory: &str| {
+        Command::new(&script)
+            .args(["--site", site.to_str().unwrap(), "--pieces", "4"])
+            .args(["--runners", "2", "--memory-mb", memory])
+            .output()
+            .unwrap()
+    };
+    for bad in ["lots", "1"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "--memory-mb {bad}");
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("--memory-mb {bad}")), "{err}");
+        assert!(!site.exists(), "--memory-mb {bad} wrote {}", site.display());
+    }
+    let out = run("64");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reference = fixture::scratch("runner", "script-reference");
+    fixture::ok(JOBRUNNER, &reference, &["build-local", "--pieces", "4"]);
+    assert_same_build(&site, &reference, "scripts/build-local");
+}
