@@ -79,8 +79,9 @@ pub struct Database {
     decoded: DecodedStore,
 }
 
-/// What a long series of probes (`ver`) remembers: the values of capture positions already
-/// searched (the 2009 note: the same capture position is the successor of many positions),
+/// What a long series of probes (`ver`) remembers: the values of capture positions and
+/// removed threats already searched (the 2009 note: the same capture position is the
+/// successor of many positions),
 /// the last run decoded in each slice (successors of consecutive positions lie close
 /// together in their slices), and the slices decoded whole.
 ///
@@ -136,6 +137,29 @@ impl CaptureCache {
             runs: Vec::new(),
             decoded: Vec::new(),
         }
+    }
+
+    /// The remembered value of the searched position `pos`, if its slot holds it.
+    #[inline]
+    fn remembered(&mut self, pos: &Position) -> Option<Value> {
+        let slot = &self.memo[self.slot(pos)];
+        if !slot.holds(pos) {
+            return None;
+        }
+        self.hits += 1;
+        Some(Value::from_bits(slot.value))
+    }
+
+    /// Remembers the value of the searched position `pos` in its slot.
+    #[inline]
+    fn remember(&mut self, pos: &Position, v: Value) {
+        let k = self.slot(pos);
+        self.memo[k] = MemoSlot {
+            black: pos.black,
+            white: pos.white,
+            kings: pos.kings,
+            value: v as u8,
+        };
     }
 
     /// The slot of `pos`: a multiplicative hash of its three bitboards.
@@ -343,22 +367,28 @@ impl Database {
         if !white_has_capture(pos) || !s.file.removal.removes(Kind::Threat) {
             return self.stored(s, pos, cache);
         }
+        // A removed threat is searched like a capture position, and remembered with them.
+        let mut cache = cache;
+        if let Some(v) = cache.as_deref_mut().and_then(|c| c.remembered(pos)) {
+            return Ok(v);
+        }
         let mut moves = MoveList::new();
         match removed_threat_children(pos, &mut moves) {
-            Some(captures) => self.best_move(pos, &moves, captures, cache),
+            Some(captures) => {
+                let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
+                if let Some(c) = cache {
+                    c.remember(pos, v);
+                }
+                Ok(v)
+            }
             None => self.stored(s, pos, cache),
         }
     }
 
     /// The best capture's value, remembered in `cache` if given.
     fn capture_value(&self, pos: &Position, mut cache: Option<&mut CaptureCache>) -> Result<Value> {
-        if let Some(c) = cache.as_deref_mut() {
-            let slot = &c.memo[c.slot(pos)];
-            if slot.holds(pos) {
-                let v = Value::from_bits(slot.value);
-                c.hits += 1;
-                return Ok(v);
-            }
+        if let Some(v) = cache.as_deref_mut().and_then(|c| c.remembered(pos)) {
+            return Ok(v);
         }
         let mut moves = MoveList::new();
         generate_moves(pos, &mut moves);
@@ -369,13 +399,7 @@ impl Database {
             .fold(0u128, |mask, (k, _)| mask | 1 << k);
         let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
         if let Some(c) = cache {
-            let k = c.slot(pos);
-            c.memo[k] = MemoSlot {
-                black: pos.black,
-                white: pos.white,
-                kings: pos.kings,
-                value: v as u8,
-            };
+            c.remember(pos, v);
         }
         Ok(v)
     }
