@@ -342,7 +342,17 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     )
     .unwrap();
     // All of 2..5 through the queues.
-    fixture::ok(ADDQ, &site, &["--positions", "262144", "p", "plan", "2..5"]);
+    // Phase jobs from 2 M positions, split into ranges of 262,144 across the hosts.
+    let plan = [
+        "--positions",
+        "262144",
+        "--pair-below",
+        "2097152",
+        "p",
+        "plan",
+        "2..5",
+    ];
+    fixture::ok(ADDQ, &site, &plan);
 
     // Host 3: a real SMTP server on its loopback and the monitor.
     let maildir = c.root.join("maildir");

@@ -20,6 +20,10 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// The plan of 2..5 with phase jobs for the pairs from 2 M positions (the pairs of more
+/// than one range), so that stops land in the middle of phase jobs and their checkpoints.
+const PHASE_JOBS_2_5: [&str; 5] = ["--pair-below", "2097152", "p", "plan", "2..5"];
+
 fn daemon(site: &Path, args: &[&str]) -> Command {
     let mut c = fixture::command(JOBRUNNER, site);
     c.arg("daemon").args(["--poll-secs", "0.5"]).args(args);
@@ -147,7 +151,7 @@ fn first_job_line(site: &Path, queue: &str) -> String {
 #[test]
 fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
     let site = fixture::scratch("runner", "kill");
-    fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
+    fixture::ok(ADDQ, &site, &PHASE_JOBS_2_5);
     let args = [
         "--host",
         "t",
@@ -231,7 +235,7 @@ fn sigterm_requeues_and_a_sigkilled_runner_is_recovered_byte_identical() {
 #[test]
 fn a_build_stopped_by_sigterm_many_times_ends_byte_identical() {
     let site = fixture::scratch("runner", "many-stops");
-    fixture::ok(ADDQ, &site, &["p", "plan", "2..5"]);
+    fixture::ok(ADDQ, &site, &PHASE_JOBS_2_5);
     let mut args = until_empty("pm", "2").to_vec();
     args.extend(["--checkpoint-secs", "0"]);
     // Stops 0.5..3 s apart (fixed seed): some land mid-job, some between jobs.

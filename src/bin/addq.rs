@@ -19,7 +19,7 @@ use std::process::ExitCode;
                   addq p stop                    the runner that takes it exits\n\
                   addq p plan 2..6               every job of every slice up to 6 pieces not \
                   yet done, in dependency order (pairs under --pair-below positions as one \
-                  `pair` job each, in the small queue)\n\
+                  `pair` job each; those under 2 M positions in the small queue)\n\
                   addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq p plan 2..7 --only 2221   a node alone: every slice of it (or name one: \
                   2221.66)\n\
@@ -56,7 +56,7 @@ struct Args {
     positions: u64,
     /// plan: slice pairs under this many positions are one `pair` job each (their whole
     /// pipeline, cap to ver), not thirty-odd phase jobs; 0 for phase jobs everywhere.
-    #[arg(long, default_value_t = addq::SMALL_PAIR_POSITIONS)]
+    #[arg(long, default_value_t = addq::PAIR_JOB_POSITIONS)]
     pair_below: u64,
     /// plan: queue the build even when the site's disk looks too small for it (the check
     /// refuses a plan whose files would not fit: work files, database, position queues).
