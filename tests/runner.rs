@@ -748,3 +748,25 @@ fn the_build_local_script_refuses_bad_memory_and_builds() {
     fixture::ok(JOBRUNNER, &reference, &["build-local", "--pieces", "4"]);
     assert_same_build(&site, &reference, "scripts/build-local");
 }
+
+/// A plan added again with another `--pair-below` queues nothing beside the first: a pair
+/// whose phase jobs are queued gets no `pair` job, and one with a `pair` job queued gets no
+/// phase jobs (both ways would write the pair's work files).
+#[test]
+fn a_plan_added_again_with_another_pair_size_adds_nothing() {
+    for (first, second) in [("2097152", "16777216"), ("16777216", "0")] {
+        let site = fixture::scratch("runner", &format!("replan-{first}"));
+        let plan = |below: &str| {
+            let out = fixture::ok(
+                ADDQ,
+                &site,
+                &["--json", "--pair-below", below, "p", "plan", "2..5"],
+            );
+            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            v["prime"].as_u64().unwrap() + v["small"].as_u64().unwrap()
+        };
+        assert!(plan(first) > 1000);
+        assert_eq!(plan(second), 0, "--pair-below {first}, then {second}");
+        let _ = std::fs::remove_dir_all(&site);
+    }
+}

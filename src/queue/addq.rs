@@ -7,6 +7,7 @@ use super::line::{LineError, QueueLine, mini_slices, parse_line};
 use crate::cli::{CliError, output_error};
 use crate::files::{FileOp, failed};
 use crate::lock::Machine;
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -195,7 +196,7 @@ fn plan_command(
         QueueLine::Job(j) => j.job().ok(),
         QueueLine::Stop => None,
     };
-    let mut taken = std::collections::HashSet::new();
+    let mut taken = HashSet::new();
     for q in [&main, &small] {
         taken.extend(
             q.read_checked()?
@@ -212,10 +213,28 @@ fn plan_command(
             taken.insert(s.job);
         }
     }
+    // A pair is built one way: as one `pair` job or as phase jobs. A plan added again with
+    // another --pair-below must not queue the other way beside jobs already queued, running
+    // or held (both would write the pair's work files).
+    let (mut as_pair, mut as_phases) = (HashSet::new(), HashSet::new());
+    for j in &taken {
+        let pair = crate::slice::SlicePair::of(j.slice);
+        if j.phase == crate::solve::Phase::Pair {
+            as_pair.insert(pair);
+        } else {
+            as_phases.insert(pair);
+        }
+    }
     let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
     let mut planned_pairs = Vec::new();
     for (pair, line) in planned {
-        if job_of(&line).is_some_and(|j| taken.contains(&j)) {
+        let Some(job) = job_of(&line) else { continue };
+        let other_way = if job.phase == crate::solve::Phase::Pair {
+            as_phases.contains(&pair)
+        } else {
+            as_pair.contains(&pair)
+        };
+        if taken.contains(&job) || other_way {
             continue;
         }
         planned_pairs.push((pair, line));

@@ -166,12 +166,8 @@ impl Queue {
 
     /// The lines as stored (not parsed).
     pub fn read_unlocked(&self) -> Result<Vec<Entry>> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(failed(FileOp::Reading, &self.path, e).into()),
-        };
-        Ok(text
+        Ok(self
+            .read_text()?
             .lines()
             .enumerate()
             .map(|(k, t)| Entry {
@@ -179,6 +175,15 @@ impl Queue {
                 text: t.trim_end().to_string(),
             })
             .collect())
+    }
+
+    /// The queue's text (empty when the file does not exist).
+    fn read_text(&self) -> Result<String> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(t) => Ok(t),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err(failed(FileOp::Reading, &self.path, e).into()),
+        }
     }
 
     /// Every line parsed, strictly: the first bad line is an error naming the file and line.
@@ -296,8 +301,10 @@ impl Queue {
     /// [`Queue::take_with`], so idle runners do not keep taking the lock. Stops at the first
     /// such line.
     pub fn peek(&self, mut runnable: impl FnMut(&QueueLine) -> Result<bool>) -> Result<bool> {
-        for e in self.read_unlocked()? {
-            let found = match e.parse().map_err(|bad| self.bad_line(bad))? {
+        // Line by line from the text: a runnable line is often near the top of a long queue.
+        for (k, t) in self.read_text()?.lines().enumerate() {
+            let parsed = parse_line(t.trim_end()).map_err(|error| BadLine { line: k + 1, error });
+            let found = match parsed.map_err(|bad| self.bad_line(bad))? {
                 Some(QueueLine::Stop) => true,
                 Some(job) => runnable(&job)?,
                 None => false,

@@ -70,6 +70,10 @@ pub struct Readiness<'a> {
     site: &'a Site,
     stages: HashMap<SlicePair, Stage>,
     files: HashMap<PathBuf, bool>,
+    /// By pair: whether every pair it depends on is solved (`false`) or verified (`true`).
+    /// Many lines of a 2..7 queue share a pair, and finding its dependencies means
+    /// generating its successor slices.
+    dependencies: HashMap<(SlicePair, bool), bool>,
 }
 
 impl<'a> Readiness<'a> {
@@ -78,7 +82,26 @@ impl<'a> Readiness<'a> {
             site,
             stages: HashMap::new(),
             files: HashMap::new(),
+            dependencies: HashMap::new(),
         }
+    }
+
+    /// Whether every pair `pair` depends on is solved, or with `verified` verified.
+    fn dependencies_ready(&mut self, pair: &SlicePair, verified: bool) -> bool {
+        if let Some(&ready) = self.dependencies.get(&(*pair, verified)) {
+            return ready;
+        }
+        let ready = pair.dependencies().iter().all(|d| {
+            if verified {
+                d.slices()
+                    .iter()
+                    .all(|s| self.exists(verified_marker(self.site, s)))
+            } else {
+                self.all_solved(d)
+            }
+        });
+        self.dependencies.insert((*pair, verified), ready);
+        ready
     }
 
     fn exists(&mut self, path: PathBuf) -> bool {
@@ -100,29 +123,21 @@ impl<'a> Readiness<'a> {
             .all(|s| self.exists(self.site.solved_file(s)))
     }
 
-    fn dependencies_verified(&mut self, pair: &SlicePair) -> bool {
-        pair.dependencies().iter().all(|d| {
-            d.slices()
-                .iter()
-                .all(|s| self.exists(verified_marker(self.site, s)))
-        })
-    }
-
     /// Whether `job`'s inputs are done (the table in the module documentation).
     pub fn runnable(&mut self, job: &Job) -> Result<bool> {
         let pair = SlicePair::of(job.slice);
         Ok(match job.phase {
-            Phase::Cap => pair.dependencies().iter().all(|d| self.all_solved(d)),
+            Phase::Cap => self.dependencies_ready(&pair, false),
             Phase::Build => self.all_solved(&pair),
             Phase::Ver => {
                 let db = self.site.db_dir();
                 pair.slices()
                     .iter()
                     .all(|s| self.exists(crate::db::probe::slice_path(&db, s)))
-                    && self.dependencies_verified(&pair)
+                    && self.dependencies_ready(&pair, true)
             }
             // It ends with `ver`, which reads the verified databases below.
-            Phase::Pair => self.dependencies_verified(&pair),
+            Phase::Pair => self.dependencies_ready(&pair, true),
             _ => self.stage(pair)?.rank() >= stage_of(job).rank(),
         })
     }
@@ -289,9 +304,19 @@ fn queue_missing(
         .iter()
         .filter_map(|(_, r)| r.job().ok().map(|(_, j)| j))
         .collect();
+    // Only lines naming one of the jobs' materials can be one of them (a slice is written
+    // with its material's four digits however its ranks are): the rest are not parsed.
+    let materials: Vec<String> = jobs
+        .iter()
+        .filter_map(|l| match l {
+            QueueLine::Job(q) => q.job().ok().map(|j| j.slice.to_string()[..4].to_string()),
+            QueueLine::Stop => None,
+        })
+        .collect();
     queue.with_lines(here, log, |lines| {
         let queued: std::collections::HashSet<Job> = lines
             .iter()
+            .filter(|e| materials.iter().any(|m| e.text.contains(m.as_str())))
             .filter_map(|e| match e.parse() {
                 Ok(Some(QueueLine::Job(q))) => q.job().ok(),
                 _ => None,
