@@ -213,17 +213,18 @@ fn plan_command(
             taken.insert(s.job);
         }
     }
-    // A pair is built one way: as one `pair` job or as phase jobs. A plan added again with
+    // A pair is solved one way: as one `pair` job or by phase jobs. A plan added again with
     // another --pair-below must not queue the other way beside jobs already queued, running
-    // or held (both would write the pair's work files).
+    // or held: both would write the pair's work files. (`build` and `ver` jobs left of a
+    // pair write none; a `pair` job for it does them again.)
     let (mut as_pair, mut as_phases) = (HashSet::new(), HashSet::new());
     for j in &taken {
         let pair = crate::slice::SlicePair::of(j.slice);
-        if j.phase == crate::solve::Phase::Pair {
-            as_pair.insert(pair);
-        } else {
-            as_phases.insert(pair);
-        }
+        match j.phase {
+            crate::solve::Phase::Pair => as_pair.insert(pair),
+            crate::solve::Phase::Build | crate::solve::Phase::Ver => false,
+            _ => as_phases.insert(pair),
+        };
     }
     let (mut to_main, mut to_small) = (Vec::new(), Vec::new());
     let mut planned_pairs = Vec::new();
