@@ -286,6 +286,19 @@ fn damaged_missing_and_foreign_databases_are_clear_errors() {
     assert!(text(&out.stderr).contains("33"), "{}", text(&out.stderr));
 }
 
+/// Sets position `i` of `slice`'s solved file in the site `d` to `v` and builds the slice's
+/// database file again from it (`build` trusts the solved values).
+fn rebuild_with_value(d: &Path, slice: Slice, i: u64, v: nowdb::solve::Value) {
+    let path = Site::new(d).solved_file(&slice);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = 8192 + (i / 4) as usize;
+    bytes[at] = (bytes[at] & !(3 << (2 * (i % 4)))) | (v as u8) << (2 * (i % 4));
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::remove_file(d.join(format!("db/{slice}.ndb"))).unwrap();
+    let out = fixture::run(JOBRUNNER, d, &["run", &format!("build {slice}")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 /// `ver` finds a wrong stored value: a database built from a solved slice with one value
 /// changed fails with the position's FEN and both values.
 #[test]
@@ -309,14 +322,7 @@ fn ver_reports_a_wrong_value_with_its_fen() {
     } else {
         nowdb::solve::Value::Win
     };
-    let path = site.solved_file(&slice);
-    let mut bytes = std::fs::read(&path).unwrap();
-    let at = 8192 + (i / 4) as usize;
-    bytes[at] = (bytes[at] & !(3 << (2 * (i % 4)))) | (new as u8) << (2 * (i % 4));
-    std::fs::write(&path, &bytes).unwrap();
-    std::fs::remove_file(d.join(format!("db/{slice}.ndb"))).unwrap();
-    let out = fixture::run(JOBRUNNER, &d, &["run", &format!("build {slice}")]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    rebuild_with_value(&d, slice, i, new);
     let out = fixture::run(JOBRUNNER, &d, &["run", &format!("ver {slice}")]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
@@ -394,15 +400,7 @@ fn ver_finds_a_wrong_value_in_the_decoded_mirror() {
         })
         .expect("a win with one losing move to a quiet mirror position");
     // Make that child a draw in the mirror's solved values and rebuild the mirror's file.
-    let c = mix.index(&child);
-    let path = site.solved_file(&mirror);
-    let mut bytes = std::fs::read(&path).unwrap();
-    let at = 8192 + (c / 4) as usize;
-    bytes[at] = (bytes[at] & !(3 << (2 * (c % 4)))) | (Value::Draw as u8) << (2 * (c % 4));
-    std::fs::write(&path, &bytes).unwrap();
-    std::fs::remove_file(d.join(format!("db/{mirror}.ndb"))).unwrap();
-    let out = fixture::run(JOBRUNNER, &d, &["run", &format!("build {mirror}")]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    rebuild_with_value(&d, mirror, mix.index(&child), Value::Draw);
     let out = fixture::run(JOBRUNNER, &d, &["run", &format!("ver {slice}")]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
