@@ -61,11 +61,13 @@ impl From<BadQueueFile> for Error {
 impl Entry {
     /// The line's meaning (`None` for blanks and comments); the error names the line.
     pub fn parse(&self) -> std::result::Result<Option<QueueLine>, BadLine> {
-        parse_line(&self.text).map_err(|error| BadLine {
-            line: self.line,
-            error,
-        })
+        parse_numbered(self.line, &self.text)
     }
+}
+
+/// Line `line` of a queue text parsed; the error names the line.
+fn parse_numbered(line: usize, text: &str) -> std::result::Result<Option<QueueLine>, BadLine> {
+    parse_line(text).map_err(|error| BadLine { line, error })
 }
 
 /// How long to wait for a queue's lock before giving up.
@@ -303,7 +305,7 @@ impl Queue {
     pub fn peek(&self, mut runnable: impl FnMut(&QueueLine) -> Result<bool>) -> Result<bool> {
         // Line by line from the text: a runnable line is often near the top of a long queue.
         for (k, t) in self.read_text()?.lines().enumerate() {
-            let parsed = parse_line(t.trim_end()).map_err(|error| BadLine { line: k + 1, error });
+            let parsed = parse_numbered(k + 1, t.trim_end());
             let found = match parsed.map_err(|bad| self.bad_line(bad))? {
                 Some(QueueLine::Stop) => true,
                 Some(job) => runnable(&job)?,
