@@ -47,6 +47,10 @@ pub struct LockOwner {
     #[serde(deserialize_with = "crate::state::text")]
     pub host: String,
     pub pid: u32,
+    /// When `pid` started (clock ticks since boot, as in running records): a pid reused
+    /// by another process since has another start. 0 in lock files written before.
+    #[serde(default)]
+    pub pid_start: u64,
     #[serde(deserialize_with = "crate::state::text")]
     pub boot_id: String,
     /// Seconds since the epoch when the lock was taken.
@@ -72,13 +76,17 @@ impl LockOwner {
     }
 
     /// Whether this owner is provably gone, seen from `here`: this boot of this machine and
-    /// a pid that no longer exists, or this host under an earlier boot (it rebooted).
+    /// a pid that no longer runs (exited, or reused by a process with another start), or
+    /// this host under an earlier boot (it rebooted).
     pub fn is_gone(&self, here: &Machine) -> bool {
         // The same boot of the same kernel: its pids are ours to check, whatever name the
         // owner went by (a runner daemon takes locks under its hosts.toml name, `addq` under
         // the hostname).
         if self.boot_id == here.boot_id {
-            return crate::files::process_is_gone(self.pid);
+            return match crate::procfs::process_start(self.pid) {
+                None => true,
+                Some(start) => self.pid_start != 0 && start != self.pid_start,
+            };
         }
         // This host under another boot: it rebooted since.
         self.host == here.host
@@ -106,9 +114,11 @@ pub enum LockEvent {
 impl LockFile {
     /// Tries once to create `path` exclusively. `Ok(None)` when someone else holds it.
     pub fn try_acquire(path: &Path, here: &Machine) -> io::Result<Option<LockFile>> {
+        let pid = std::process::id();
         let owner = LockOwner {
             host: here.host.clone(),
-            pid: std::process::id(),
+            pid,
+            pid_start: crate::procfs::process_start(pid).unwrap_or(0),
             boot_id: here.boot_id.clone(),
             since: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -249,6 +259,7 @@ impl LockFile {
                         owner: LockOwner {
                             host: "(an owner that died before writing its name)".into(),
                             pid: 0,
+                            pid_start: 0,
                             boot_id: String::new(),
                             since: t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
                         },

@@ -13,9 +13,20 @@
 //! - peak RSS (`VmHWM`) is not in sysinfo.
 
 /// When process `pid` started, in clock ticks since boot; `None` when there is no such
-/// process.
+/// process or it has exited. An exited process may stay in the table as a zombie until its
+/// parent reaps it, and orphans are reaped by init, which in a container is often a program
+/// that never does: a killed runner must not look alive for ever (CI met a lock held so).
 pub fn process_start(pid: u32) -> Option<u64> {
-    stat_fields(pid)?.get(19)?.parse().ok()
+    let fields = stat_fields(pid)?;
+    if matches!(fields.first().map(String::as_str), Some("Z" | "X")) {
+        return None;
+    }
+    fields.get(19)?.parse().ok()
+}
+
+/// Whether no live process `pid` is on this machine (never was, or has exited).
+pub fn process_is_gone(pid: u32) -> bool {
+    process_start(pid).is_none()
 }
 
 /// The fields of `/proc/<pid>/stat` after the command name (field 3, the state, first).
@@ -104,5 +115,30 @@ mod tests {
             b"--no-such-argument-anywhere"
         ]));
         assert_eq!(process_start(u32::MAX), None);
+        assert!(process_is_gone(u32::MAX));
+        assert!(!process_is_gone(me));
+    }
+
+    #[test]
+    fn a_killed_process_not_yet_reaped_is_gone() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(process_start(pid).is_some());
+        child.kill().unwrap();
+        // Not waited for: a zombie until then, whose pid still answers signal 0.
+        let zombie =
+            |pid: u32| stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s == "Z"));
+        let t = std::time::Instant::now();
+        while !zombie(pid) {
+            assert!(t.elapsed().as_secs() < 10, "no zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok());
+        assert_eq!(process_start(pid), None);
+        assert!(process_is_gone(pid));
+        child.wait().unwrap();
     }
 }

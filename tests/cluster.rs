@@ -42,6 +42,8 @@ struct Cluster {
     net: String,
     sshd_pids: Vec<PathBuf>,
     background: Vec<Child>,
+    /// Each host's boots so far: its current boot id is `boot-<host>-<boots>`.
+    boots: Vec<usize>,
 }
 
 impl Cluster {
@@ -94,6 +96,7 @@ impl Cluster {
             net: format!("10.79.{id}"),
             sshd_pids: Vec::new(),
             background: Vec::new(),
+            boots: vec![0; hosts + 1],
         };
         for key in ["hostkey", "userkey"] {
             run(Command::new("ssh-keygen")
@@ -127,7 +130,7 @@ impl Cluster {
             ]));
             run(Command::new("ip").args(["-n", &ns, "link", "set", "eth0", "up"]));
             run(Command::new("ip").args(["-n", &ns, "link", "set", "lo", "up"]));
-            c.boot(i, &format!("boot-{i}-1"));
+            c.boot(i);
         }
         c
     }
@@ -162,13 +165,17 @@ impl Cluster {
         self.sshd_pids.push(pid);
     }
 
-    /// Host `i` (re)starts: its sshd with this boot id, and its sshfs mount of the site.
+    /// Host `i` (re)starts: its sshd with a new boot id (as a real reboot has: CI met a test
+    /// that rebooted with the same id, and a lock of the killed boot's runner was then
+    /// nobody's to break), and its sshfs mount of the site.
     ///
     /// Each host has a home directory of its own, as real machines do. Sharing this
     /// machine's made a crash (kill -9 of everything on the host) able to kill a login
     /// script holding a lock in that home (pyenv's rehash lock), and every later ssh command
     /// of every host then waited a minute for it.
-    fn boot(&mut self, i: usize, boot_id: &str) {
+    fn boot(&mut self, i: usize) {
+        self.boots[i] += 1;
+        let boot_id = self.boot_id(i);
         let addr = self.ip(i);
         let home = self.root.join(format!("home-h{i}"));
         std::fs::create_dir_all(&home).unwrap();
@@ -194,6 +201,11 @@ impl Cluster {
                 .arg(&m);
             c
         });
+    }
+
+    /// Host `i`'s current boot id.
+    fn boot_id(&self, i: usize) -> String {
+        format!("boot-{i}-{}", self.boots[i])
     }
 
     /// Every process of host `i` dies at once (its sshd, runner, job and sshfs).
@@ -270,10 +282,13 @@ fn diagnostics(site: &Path) -> String {
     out
 }
 
-/// Waits for a running record of host `host` on a range of 4+ pages with a checkpoint.
+/// Waits for a running record of host `host`'s boot `boot` on a range of 4+ pages with a
+/// checkpoint. A record of an earlier boot is a crashed runner's, not yet recovered: crashing
+/// the host again for it would crash it in a loop (CI did, for half an hour).
 fn wait_for_long_job(
     site: &Path,
     host: &str,
+    boot: &str,
     deadline: Instant,
 ) -> (PathBuf, record::RunningRecord) {
     let s = Site::new(site);
@@ -286,6 +301,7 @@ fn wait_for_long_job(
         for (path, rec) in record::read_host(&s, host).unwrap_or_default() {
             let Ok((_, job)) = rec.job() else { continue };
             if rec.child != 0
+                && rec.boot_id == boot
                 && job.last - job.first >= 4 * 32768
                 && s.checkpoint_file(&job).exists()
             {
@@ -399,14 +415,12 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     let deadline = Instant::now() + Duration::from_secs(1800);
     // Host 2 reboots mid-job: down and up again at once, with a new boot id (and again with
     // the next long job if the one seen had just ended when the host went down).
-    let mut boots = 1;
     let rebooted = loop {
-        let (record, rec) = wait_for_long_job(&site, "h2", deadline);
+        let (record, rec) = wait_for_long_job(&site, "h2", &c.boot_id(2), deadline);
         c.crash(2);
         // Read before the host is back: wsmonitor requeues the record as soon as it is.
         let mid_job = still_running(&site, &record, &rec);
-        boots += 1;
-        c.boot(2, &format!("boot-2-{boots}"));
+        c.boot(2);
         if mid_job {
             break rec;
         }
@@ -416,12 +430,12 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     // Killed mid-job: the host's record must still be there (unless the job had just ended,
     // then try again with the next one).
     let (killed, record) = loop {
-        let (record, killed) = wait_for_long_job(&site, "h1", deadline);
+        let (record, killed) = wait_for_long_job(&site, "h1", &c.boot_id(1), deadline);
         c.crash(1);
         if still_running(&site, &record, &killed) {
             break (killed, record);
         }
-        c.boot(1, "boot-1-1");
+        c.boot(1);
         fixture::ok(DBSTART, &site, &["h1", "--ssh", &c.ssh_command()]);
     };
     let monitor_log = site.join("logs/wsmonitor.log");
@@ -450,7 +464,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    c.boot(1, "boot-1-2");
+    c.boot(1);
 
     // The build finishes: queues empty, nothing running, every slice verified.
     loop {

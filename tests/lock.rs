@@ -90,6 +90,47 @@ fn a_dead_pid_or_a_reboot_on_this_host_breaks_the_lock_and_says_so() {
     }
 }
 
+/// CI met this: a killed runner whose parent died too stays a zombie when the machine's
+/// init does not reap orphans (containers), and its pid answers signal 0 for ever. Its lock,
+/// and the lock of a pid since reused by another process, are broken.
+#[test]
+fn a_zombie_owner_or_a_reused_pid_breaks_the_lock() {
+    let d = fixture::scratch("lock", "zombie");
+    let lock = d.join("q.lock");
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let zombie = child.id();
+    child.kill().unwrap();
+    let stat = || std::fs::read_to_string(format!("/proc/{zombie}/stat")).unwrap_or_default();
+    while !stat().contains(") Z ") {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    write_owner(&lock, "ws1", zombie, "boot-a");
+    let mut ev = Vec::new();
+    let l = LockFile::acquire(&lock, &here(), Duration::from_secs(5), &mut ev).unwrap();
+    assert_eq!(ev.len(), 1, "the zombie's lock is broken: {ev:?}");
+    l.release().unwrap();
+    child.wait().unwrap();
+
+    // This live process, but started at another time than the owner recorded.
+    let me = std::process::id();
+    let text = format!(
+        "host = \"ws1\"\npid = {me}\npid_start = 1\nboot_id = \"boot-a\"\nsince = 1700000000\n"
+    );
+    std::fs::write(&lock, &text).unwrap();
+    assert_eq!(LockOwner::parse(&text).unwrap().pid_start, 1);
+    let mut ev = Vec::new();
+    let l = LockFile::acquire(&lock, &here(), Duration::from_secs(5), &mut ev).unwrap();
+    assert_eq!(ev.len(), 1, "the reused pid's lock is broken: {ev:?}");
+    // The lock just taken records this process's real start, so it stands.
+    let owner = LockOwner::parse(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+    assert!(owner.pid_start > 1);
+    assert!(!owner.is_gone(&here()));
+    l.release().unwrap();
+}
+
 #[test]
 fn another_hosts_lock_and_a_torn_lock_file_are_left_alone() {
     let d = fixture::scratch("lock", "other");

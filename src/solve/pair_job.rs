@@ -79,7 +79,7 @@ fn remove_stale_scratch(base: &Path) {
             .strip_prefix("nowdb-pair-")
             .and_then(|rest| rest.rsplit_once('-'))
             .and_then(|(_, pid)| pid.parse::<u32>().ok());
-        if pid.is_some_and(|pid| pid != std::process::id() && crate::files::process_is_gone(pid)) {
+        if pid.is_some_and(|pid| pid != std::process::id() && crate::procfs::process_is_gone(pid)) {
             let _ = std::fs::remove_dir_all(&path);
         }
     }

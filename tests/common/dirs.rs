@@ -61,7 +61,7 @@ fn remove_earlier_runs(suite: &str) {
                 .strip_prefix(&prefix)
                 .and_then(|rest| rest.split('-').next())
                 .and_then(|pid| pid.parse::<u32>().ok());
-            if pid.is_some_and(|p| p != std::process::id() && nowdb::files::process_is_gone(p)) {
+            if pid.is_some_and(|p| p != std::process::id() && nowdb::procfs::process_is_gone(p)) {
                 unmount_inside(&e.path());
                 // Not a link: these are plain directories the suites made.
                 let _ = std::fs::remove_dir_all(e.path());
