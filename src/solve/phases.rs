@@ -8,7 +8,7 @@
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
 use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value};
-use super::store::{self, PAGE_POSITIONS, PageCache};
+use super::store::{self, PAGE_POSITIONS, PageCache, Wanted};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
 use crate::slice::index::SliceIndex;
@@ -546,20 +546,46 @@ fn scan_range(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Resul
         }
         return Ok(None);
     }
+    // `cap` is a slice's first pass: everything is unknown.
+    let wanted = match phase {
+        Phase::Cap => Wanted::Any,
+        Phase::Lookup => Wanted::Unknown,
+        _ => Wanted::UnknownOrDraw,
+    };
     let ix = SliceIndex::new(w.job.slice);
     let mut e = ix.enumerate_from(start);
-    while e.valid() && e.index() < last {
-        let i = e.index();
-        if i.is_multiple_of(PAGE_POSITIONS) && i > start && page_boundary(site, w, clock, i)? {
+    let mut i = start;
+    while i < last {
+        let page = i / PAGE_POSITIONS;
+        let page_first = page * PAGE_POSITIONS;
+        if i == page_first && i > start && page_boundary(site, w, clock, i)? {
             return Ok(Some(i));
         }
+        let end = (page_first + PAGE_POSITIONS).min(last);
+        if wanted == Wanted::Any {
+            e.skip_to(i);
+            while i < end {
+                w.cap(i, &e.position())?;
+                e.advance();
+                i += 1;
+            }
+            continue;
+        }
+        // Only positions whose value the phase may change are decoded and looked at.
+        let bytes = w.own.page(page)?;
+        let from = (i - page_first) as usize;
+        let Some(p) = store::next_wanted(bytes, from, (end - page_first) as usize, wanted) else {
+            i = end;
+            continue;
+        };
+        i = page_first + p as u64;
+        e.skip_to(i);
         let pos = e.position();
         match phase {
-            Phase::Cap => w.cap(i, &pos)?,
             Phase::Lookup => w.lookup(i, &pos)?,
             _ => w.noio(i, &pos)?,
         }
-        e.advance();
+        i += 1;
     }
     Ok(None)
 }

@@ -322,6 +322,13 @@ impl PageCache {
         Ok(&mut self.pool[base..base + PAGE_BYTES])
     }
 
+    /// The bytes of page `page` (4 positions a byte, the first in the low bits), to read.
+    #[inline]
+    pub fn page(&mut self, page: u64) -> io::Result<&[u8]> {
+        let base = self.base_of(page)?;
+        Ok(&self.pool[base..base + PAGE_BYTES])
+    }
+
     /// The value of position `index`.
     #[inline(always)]
     pub fn get(&mut self, index: u64) -> io::Result<Value> {
@@ -383,5 +390,85 @@ impl PageCache {
         }
         self.dirty = 0;
         Ok(())
+    }
+}
+
+/// Which values a scan stops at (the rest it passes over without decoding positions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wanted {
+    /// Every position (a first pass, where all are unknown).
+    Any,
+    Unknown,
+    /// Unknown, or a draw that may still turn out a win (`noio`).
+    UnknownOrDraw,
+}
+
+/// The first position `p` with `from <= p < to` of a page's bytes whose value is `wanted`.
+/// Reads 32 positions a step: most positions of a late pass are resolved already.
+#[inline]
+pub fn next_wanted(bytes: &[u8], from: usize, to: usize, wanted: Wanted) -> Option<usize> {
+    const LOW: u64 = 0x5555_5555_5555_5555;
+    let mut word = from / 32;
+    // Positions before `from` in the first word are not wanted.
+    let mut keep = LOW << (2 * (from % 32));
+    while word * 32 < to {
+        let w = u64::from_le_bytes(bytes[word * 8..word * 8 + 8].try_into().unwrap());
+        let (low, high) = (w & LOW, (w >> 1) & LOW);
+        let hits = match wanted {
+            Wanted::Unknown => !(low | high),
+            Wanted::UnknownOrDraw => !(low ^ high),
+            Wanted::Any => LOW, // (the caller walks every position itself)
+        } & keep;
+        if hits != 0 {
+            let p = word * 32 + hits.trailing_zeros() as usize / 2;
+            return (p < to).then_some(p);
+        }
+        keep = LOW;
+        word += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `next_wanted` against a position-by-position search, over random pages and bounds.
+    #[test]
+    fn next_wanted_finds_what_a_plain_search_finds() {
+        let mut rng = crate::rng::XorShift::new(0x9A6E);
+        for round in 0..200 {
+            // Sparse wanted values in some pages, dense in others.
+            let dense = round % 3 == 0;
+            let bytes: Vec<u8> = (0..PAGE_BYTES)
+                .map(|_| {
+                    let mut b = 0u8;
+                    for k in 0..4 {
+                        let v = match rng.below(if dense { 4 } else { 200 }) {
+                            0 => 0,
+                            1 => 3,
+                            n => 1 + (n % 2) as u8,
+                        };
+                        b |= v << (2 * k);
+                    }
+                    b
+                })
+                .collect();
+            let from = rng.below(PAGE_POSITIONS) as usize;
+            let to = from + rng.below(PAGE_POSITIONS - from as u64 + 1) as usize;
+            for (wanted, hit) in [
+                (Wanted::Unknown, &[0u8][..]),
+                (Wanted::UnknownOrDraw, &[0, 3][..]),
+                (Wanted::Any, &[0, 1, 2, 3][..]),
+            ] {
+                let plain =
+                    (from..to).find(|&p| hit.contains(&((bytes[p / 4] >> (2 * (p % 4))) & 3)));
+                assert_eq!(
+                    next_wanted(&bytes, from, to, wanted),
+                    plain,
+                    "{wanted:?} {from}..{to}"
+                );
+            }
+        }
     }
 }

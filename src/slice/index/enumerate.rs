@@ -104,6 +104,22 @@ impl<'a> Enumerator<'a> {
         !(self.bm | self.wm_rev.reverse_bits())
     }
 
+    /// Moves forward to index `target` (at or after this one, below the count): step by
+    /// step over a short gap, by unranking over a long one (one unrank costs about as much
+    /// as this many steps).
+    #[inline]
+    pub fn skip_to(&mut self, target: u64) {
+        const SEEK_GAP: u64 = 24;
+        debug_assert!(target >= self.index && target < self.ix.count());
+        if target - self.index > SEEK_GAP {
+            *self = Enumerator::new(self.ix, target);
+        } else {
+            while self.index < target {
+                self.advance();
+            }
+        }
+    }
+
     /// Moves to the next index; returns false once past the end.
     #[inline]
     pub fn advance(&mut self) -> bool {

@@ -681,6 +681,34 @@ mod tests {
     }
 
     #[test]
+    fn skipping_reaches_the_same_positions_as_stepping() {
+        let mut rng = crate::rng::XorShift::new(0x5C1F);
+        for name in ["2211.65", "2200.--", "1103.-6", "4300.--"] {
+            let ix = SliceIndex::for_name(name).unwrap();
+            let mut e = ix.enumerate_from(0);
+            let mut stepped = ix.enumerate_from(0);
+            while e.valid() {
+                let gap = match rng.below(3) {
+                    0 => 1,
+                    1 => rng.below(30),
+                    _ => rng.below(5000),
+                };
+                let target = e.index() + gap;
+                if target >= ix.count() {
+                    break;
+                }
+                e.skip_to(target);
+                while stepped.index() < target {
+                    stepped.advance();
+                }
+                assert_eq!(e.index(), target);
+                assert_eq!(e.position(), stepped.position(), "{name} at {target}");
+                assert_eq!(ix.index(&e.position()), target);
+            }
+        }
+    }
+
+    #[test]
     fn divisor_is_exact() {
         for d in [
             1u64,
