@@ -11,7 +11,7 @@ use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value};
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
-use crate::slice::index::SliceIndex;
+use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::slice::{Slice, is_conversion};
 use crate::{Position, solve_err};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -290,24 +290,15 @@ impl Work {
         generate_moves(pos, &mut self.moves);
         // Unknown: a loss unless some move's value is open; Draw: only a win can improve it.
         let mut all_win = before == Value::Unknown;
-        // The children of king moves differ only in one white king (after reversal): their
-        // common index part is computed once.
-        let mut king_base = None;
+        let mut children = QuietChildren::default();
         for i in 0..self.moves.len() {
             let m = self.moves.as_slice()[i];
             if is_conversion(pos, &m) {
                 continue;
             }
             let child = pos.successor(&m);
-            let index = if pos.kings & (1 << m.from) != 0 {
-                let base = *king_base
-                    .get_or_insert_with(|| self.mirror_ix.index_without_white_kings(&child));
-                self.mirror_ix
-                    .index_from_white_kings(base, child.white_kings())
-            } else {
-                self.mirror_ix.index(&child)
-            };
-            debug_assert_eq!(index, self.mirror_ix.index(&child));
+            let king_move = pos.kings & (1 << m.from) != 0;
+            let index = children.index(&self.mirror_ix, &child, king_move);
             match self.mirror_value(index)? {
                 Value::Loss => return Ok(Some(Value::Win)),
                 Value::Win => {}

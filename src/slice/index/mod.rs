@@ -12,9 +12,11 @@
 //! colex rank: the sum of the white placements of every earlier black placement. It is
 //! computed from small tables in O(men) (see `MenRanks`).
 
+mod children;
 mod deposit;
 mod enumerate;
 
+pub use children::QuietChildren;
 pub use enumerate::Enumerator;
 
 use deposit::{ByteTables, Deposit, select};
@@ -514,18 +516,31 @@ impl SliceIndex {
     /// solver ranks just the kings for each of them ([`SliceIndex::index_from_white_kings`]).
     #[inline]
     pub fn index_without_white_kings(&self, pos: &Position) -> (u64, u32) {
-        let bm = pos.black_men();
+        self.index_from_black_men(self.black_men_base(pos.black_men()), pos)
+    }
+
+    /// The part of an index fixed by the black men alone (their weighted rank, less the
+    /// white placements that stay behind the band), and the squares white men may use.
+    /// The quiet children of one position (reversed) all have the same black men.
+    #[inline]
+    pub fn black_men_base(&self, black_men: u32) -> (u64, u32) {
+        let wmask = Self::white_men_mask(black_men);
+        (
+            self.black_men_rank(black_men)
+                .wrapping_sub(self.white_offset(wmask)),
+            wmask,
+        )
+    }
+
+    /// [`SliceIndex::index_without_white_kings`] of `pos`, whose black men gave `base`.
+    #[inline]
+    pub fn index_from_black_men(&self, base: (u64, u32), pos: &Position) -> (u64, u32) {
         let wm = pos.white_men();
         let bk = pos.black_kings();
-        let men = self.black_men_rank(bm);
-        let wmask = Self::white_men_mask(bm);
-        let wrank = colex_rank(wm.reverse_bits(), wmask) - self.white_offset(wmask);
-        let kmask = !(bm | wm);
+        let men = base.0.wrapping_add(colex_rank(wm.reverse_bits(), base.1));
+        let kmask = !(pos.black_men() | wm);
         let bkrank = colex_rank(bk, kmask);
-        (
-            (men + wrank) * self.king_div.d + bkrank * self.wk_div.d,
-            kmask & !bk,
-        )
+        (men * self.king_div.d + bkrank * self.wk_div.d, kmask & !bk)
     }
 
     /// The index of the position with White's kings `white_kings` and everything else as in

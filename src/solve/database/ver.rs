@@ -15,6 +15,7 @@ use crate::db::decoded::DecodedSlice;
 use crate::db::probe::{Database, DbLookup, OpenSlice};
 use crate::db::removed::{Kind, removed_threat_children};
 use crate::notation::position_fen;
+use crate::slice::index::QuietChildren;
 use crate::slice::is_conversion;
 use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
 use crate::solve::{Job, Result, Value};
@@ -100,23 +101,15 @@ fn best_value(
     moves: &[Move],
 ) -> Result<Value> {
     let mut best = Value::Loss;
-    // The children of king moves differ only in one white king (after reversal): their
-    // common index part is computed once.
-    let mut king_base = None;
+    let mut children = QuietChildren::default();
     for m in moves {
         let child = pos.successor(m);
         let v = match mirror {
             Some(mirror) if is_stored_quiet(mirror, pos, m, &child) => {
-                let ix = &mirror.slice.index;
-                let index = if pos.kings & (1 << m.from) != 0 {
-                    let base =
-                        *king_base.get_or_insert_with(|| ix.index_without_white_kings(&child));
-                    ix.index_from_white_kings(base, child.white_kings())
-                } else {
-                    ix.index(&child)
-                };
-                debug_assert_eq!(index, ix.index(&child));
-                mirror.values.get(index)
+                let king_move = pos.kings & (1 << m.from) != 0;
+                mirror
+                    .values
+                    .get(children.index(&mirror.slice.index, &child, king_move))
             }
             _ => lookup.probe(&child)?,
         };

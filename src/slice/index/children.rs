@@ -1,0 +1,37 @@
+//! Indices of the quiet children of one position: the positions after its non-conversion
+//! moves, reversed so that the opponent moves, all in the parent's mirror slice. They share
+//! the black men (the opponent's men, which a quiet move leaves alone), so that part of the
+//! index is ranked once; the children of king moves share everything but the moved king.
+//! `noio` and `ver` rank every successor this way.
+
+use super::SliceIndex;
+use crate::board::Position;
+
+/// The index parts shared by the quiet children of one position, found at the first child
+/// that needs them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QuietChildren {
+    men: Option<(u64, u32)>,
+    kings: Option<(u64, u32)>,
+}
+
+impl QuietChildren {
+    /// The index in `ix` (the mirror's) of `child`, a quiet child of this position;
+    /// `king_move` when the piece that moved is a king.
+    #[inline(always)]
+    pub fn index(&mut self, ix: &SliceIndex, child: &Position, king_move: bool) -> u64 {
+        let men = *self
+            .men
+            .get_or_insert_with(|| ix.black_men_base(child.black_men()));
+        let index = if king_move {
+            let base = *self
+                .kings
+                .get_or_insert_with(|| ix.index_from_black_men(men, child));
+            ix.index_from_white_kings(base, child.white_kings())
+        } else {
+            ix.index_from_white_kings(ix.index_from_black_men(men, child), child.white_kings())
+        };
+        debug_assert_eq!(index, ix.index(child));
+        index
+    }
+}
