@@ -227,6 +227,14 @@ impl Work {
         })
     }
 
+    /// Page `page` of the mirror's values (this slice's own when it is its own mirror).
+    fn mirror_page(&mut self, page: u64) -> Result<&[u8]> {
+        Ok(match &mut self.mirror {
+            Some(m) => m.page(page)?,
+            None => self.own.page(page)?,
+        })
+    }
+
     #[inline(always)]
     fn mirror_value(&mut self, index: u64) -> Result<Value> {
         Ok(match &mut self.mirror {
@@ -348,16 +356,34 @@ impl Work {
     }
 
     /// The predecessors in this slice, inside this job's range, of the mirror's position
-    /// `child_index`: boards that step into it and have no capture.
-    fn predecessors(&mut self, child_index: u64, out: &mut Vec<u64>) {
+    /// `child`: boards that step into it and have no capture.
+    fn predecessors(&mut self, child: &Position, out: &mut Vec<u64>) {
         out.clear();
-        let child = self.mirror_ix.position_unchecked(child_index);
         let target = self.job.slice;
         let (first, last) = (self.job.first, self.job.last);
         let ix = &self.own_ix;
-        for_each_unmove(&child.reversed(), |q| {
-            if Slice::of(&q) == target && !has_capture(&q) {
-                let i = ix.index(&q);
+        let board = child.reversed();
+        // Predecessors by a king move keep every man where it is: they are in this slice if
+        // any is, and share the men's part of their index.
+        let men = board.black_men();
+        let kings_here = Slice::of(&board) == target;
+        let mut king_moves = None;
+        for_each_unmove(&board, |q| {
+            let king_move = q.black_men() == men;
+            let here = if king_move {
+                kings_here
+            } else {
+                Slice::of(&q) == target
+            };
+            if here && !has_capture(&q) {
+                let i = if king_move {
+                    let part =
+                        *king_moves.get_or_insert_with(|| ix.men_part(ix.black_men_base(men), &q));
+                    ix.index_from_men_part(part, &q)
+                } else {
+                    ix.index(&q)
+                };
+                debug_assert_eq!(i, ix.index(&q));
                 if (first..last).contains(&i) {
                     out.push(i);
                 }
@@ -366,12 +392,9 @@ impl Work {
     }
 
     /// `DoWinningMoves` for the mirror's loss at `child_index`: its predecessors here win.
-    fn winmove(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
-        if self.mirror_value(child_index)? != Value::Loss {
-            return Ok(());
-        }
+    fn winmove(&mut self, child: &Position, preds: &mut Vec<u64>) -> Result<()> {
         self.stats.looked += 1;
-        self.predecessors(child_index, preds);
+        self.predecessors(child, preds);
         for &i in preds.iter() {
             if self.own.get(i)? == Value::Unknown {
                 self.resolve(i, Value::Win)?;
@@ -382,7 +405,8 @@ impl Work {
 
     /// `DoQueue` for one queued resolution of the mirror: re-evaluate its predecessors here.
     fn que(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
-        self.predecessors(child_index, preds);
+        let child = self.mirror_ix.position_unchecked(child_index);
+        self.predecessors(&child, preds);
         for &i in preds.iter() {
             let before = self.own.get(i)?;
             if before.is_resolved() {
@@ -486,17 +510,16 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             scan_range(site, &mut w, &mut clock, start)?
         }
         Phase::WinMove => {
-            let count = w.mirror_ix.count();
             let start = resume.unwrap_or(0);
-            check_resume(job, start, 0, count)?;
-            scan_items(site, &mut w, &mut clock, &Items::All(count), start)?
+            check_resume(job, start, 0, w.mirror_ix.count())?;
+            scan_mirror_losses(site, &mut w, &mut clock, start)?
         }
         Phase::Que => {
             let m = job.slice.mirror();
             let items = posqueue::read_round(site, &m, job.round - 1)?;
             let start = resume.unwrap_or(0);
             check_resume(job, start, 0, items.len() as u64)?;
-            scan_items(site, &mut w, &mut clock, &Items::List(items), start)?
+            scan_queue(site, &mut w, &mut clock, &items, start)?
         }
         Phase::Build | Phase::Ver | Phase::Pair => unreachable!("returned above"),
     };
@@ -595,40 +618,60 @@ fn page_boundary(site: &Site, w: &mut Work, clock: &mut Clock, i: u64) -> Result
     }
 }
 
-/// The mirror's indices a `winmove` (all) or `que` (the queue) job walks.
-enum Items {
-    All(u64),
-    List(Vec<u64>),
-}
-
-impl Items {
-    fn len(&self) -> u64 {
-        match self {
-            Items::All(n) => *n,
-            Items::List(v) => v.len() as u64,
-        }
-    }
-
-    fn get(&self, k: u64) -> u64 {
-        match self {
-            Items::All(_) => k,
-            Items::List(v) => v[k as usize],
-        }
-    }
-}
-
-/// Walks the mirror's indices from item `start`. Returns the item it stopped at, or `None`
-/// when done.
-fn scan_items(
+/// `winmove` from mirror index `start`: the mirror's losses, found 32 values a step in its
+/// pages and decoded by an enumerator (not unranked one by one). Returns the index it
+/// stopped at, or `None` when done.
+fn scan_mirror_losses(
     site: &Site,
     w: &mut Work,
     clock: &mut Clock,
-    items: &Items,
+    start: u64,
+) -> Result<Option<u64>> {
+    let count = w.mirror_ix.count();
+    let ix = w.mirror_ix.clone();
+    let mut e = ix.enumerate_from(start);
+    let mut preds = Vec::with_capacity(64);
+    let mut k = start;
+    while k < count {
+        let page = k / PAGE_POSITIONS;
+        let page_first = page * PAGE_POSITIONS;
+        if k > start && (k == page_first || w.own.wants_flush()) {
+            match clock.tick(w.own.wants_flush()) {
+                Tick::Go => {}
+                Tick::Checkpoint => w.checkpoint(site, k, false)?,
+                Tick::Stop => {
+                    w.checkpoint(site, k, false)?;
+                    return Ok(Some(k));
+                }
+            }
+        }
+        let end = (page_first + PAGE_POSITIONS).min(count);
+        let bytes = w.mirror_page(page)?;
+        let from = (k - page_first) as usize;
+        let to = (end - page_first) as usize;
+        let Some(p) = store::next_wanted(bytes, from, to, Wanted::Loss) else {
+            k = end;
+            continue;
+        };
+        k = page_first + p as u64;
+        e.skip_to(k);
+        w.winmove(&e.position(), &mut preds)?;
+        k += 1;
+    }
+    Ok(None)
+}
+
+/// `que` from item `start` of the queued mirror indices. Returns the item it stopped at, or
+/// `None` when done.
+fn scan_queue(
+    site: &Site,
+    w: &mut Work,
+    clock: &mut Clock,
+    items: &[u64],
     start: u64,
 ) -> Result<Option<u64>> {
     let mut preds = Vec::with_capacity(64);
-    for k in start..items.len() {
-        let child = items.get(k);
+    for k in start..items.len() as u64 {
         if k > start && (k % 1024 == 0 || w.own.wants_flush()) {
             match clock.tick(w.own.wants_flush()) {
                 Tick::Go => {}
@@ -639,10 +682,7 @@ fn scan_items(
                 }
             }
         }
-        match w.job.phase {
-            Phase::WinMove => w.winmove(child, &mut preds)?,
-            _ => w.que(child, &mut preds)?,
-        }
+        w.que(items[k as usize], &mut preds)?;
     }
     Ok(None)
 }

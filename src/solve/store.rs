@@ -401,6 +401,8 @@ pub enum Wanted {
     Unknown,
     /// Unknown, or a draw that may still turn out a win (`noio`).
     UnknownOrDraw,
+    /// A loss (`winmove` walks the mirror's).
+    Loss,
 }
 
 /// The first position `p` with `from <= p < to` of a page's bytes whose value is `wanted`.
@@ -417,6 +419,7 @@ pub fn next_wanted(bytes: &[u8], from: usize, to: usize, wanted: Wanted) -> Opti
         let hits = match wanted {
             Wanted::Unknown => !(low | high),
             Wanted::UnknownOrDraw => !(low ^ high),
+            Wanted::Loss => high & !low,
             Wanted::Any => LOW, // (the caller walks every position itself)
         } & keep;
         if hits != 0 {
@@ -459,6 +462,7 @@ mod tests {
             for (wanted, hit) in [
                 (Wanted::Unknown, &[0u8][..]),
                 (Wanted::UnknownOrDraw, &[0, 3][..]),
+                (Wanted::Loss, &[2][..]),
                 (Wanted::Any, &[0, 1, 2, 3][..]),
             ] {
                 let plain =

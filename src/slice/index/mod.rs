@@ -535,12 +535,34 @@ impl SliceIndex {
     /// [`SliceIndex::index_without_white_kings`] of `pos`, whose black men gave `base`.
     #[inline]
     pub fn index_from_black_men(&self, base: (u64, u32), pos: &Position) -> (u64, u32) {
+        self.index_from_black_men_part(self.men_part(base, pos), pos.black_kings())
+    }
+
+    /// The part of the index of `pos` fixed by all its men (`pos`'s black men gave `base`),
+    /// and the squares left to the kings: the predecessors of one position by king moves
+    /// share them.
+    #[inline]
+    pub fn men_part(&self, base: (u64, u32), pos: &Position) -> (u64, u32) {
         let wm = pos.white_men();
-        let bk = pos.black_kings();
         let men = base.0.wrapping_add(colex_rank(wm.reverse_bits(), base.1));
-        let kmask = !(pos.black_men() | wm);
-        let bkrank = colex_rank(bk, kmask);
-        (men * self.king_div.d + bkrank * self.wk_div.d, kmask & !bk)
+        (men * self.king_div.d, !(pos.black_men() | wm))
+    }
+
+    /// The index of `pos`, whose men gave `men` ([`SliceIndex::men_part`]).
+    #[inline]
+    pub fn index_from_men_part(&self, men: (u64, u32), pos: &Position) -> u64 {
+        self.index_from_white_kings(
+            self.index_from_black_men_part(men, pos.black_kings()),
+            pos.white_kings(),
+        )
+    }
+
+    #[inline]
+    fn index_from_black_men_part(&self, men: (u64, u32), black_kings: u32) -> (u64, u32) {
+        (
+            men.0 + colex_rank(black_kings, men.1) * self.wk_div.d,
+            men.1 & !black_kings,
+        )
     }
 
     /// The index of the position with White's kings `white_kings` and everything else as in
