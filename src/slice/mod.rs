@@ -330,9 +330,110 @@ pub fn is_conversion(pos: &Position, m: &Move) -> bool {
     m.to as u32 / 4 > lead / 4
 }
 
+/// Black's moves in a position without captures as [`is_conversion`] sorts them, from the
+/// bitboards (`lookup` asks this of every unknown position and needs no other move): the
+/// conversions, which are then the steps of the men on Black's leading rank (up a rank, or
+/// onto the crowning rank), and whether any other move exists.
+#[derive(Clone, Copy, Debug)]
+pub struct QuietConversions {
+    moves: [Move; 8],
+    len: usize,
+    pub others: bool,
+}
+
+impl QuietConversions {
+    pub fn of(pos: &Position) -> QuietConversions {
+        use crate::board::step;
+        debug_assert!(!crate::board::has_capture(pos));
+        let empty = pos.empty();
+        let men = pos.black_men();
+        let kings = pos.black_kings();
+        let lead = match men {
+            0 => 0,
+            _ => men & (0xF << (4 * ((31 - men.leading_zeros()) / 4))),
+        };
+        let ahead = |b: u32| (step(b, 0) | step(b, 1)) & empty != 0;
+        let mut c = QuietConversions {
+            moves: [Move::default(); 8],
+            len: 0,
+            others: ahead(men & !lead)
+                || ahead(kings)
+                || (step(kings, 2) | step(kings, 3)) & empty != 0,
+        };
+        let mut rest = lead;
+        while rest != 0 {
+            let from = rest.trailing_zeros();
+            rest &= rest - 1;
+            for dir in 0..2 {
+                let to = step(1 << from, dir) & empty;
+                if to != 0 {
+                    let to = to.trailing_zeros() as u8;
+                    c.moves[c.len] = Move {
+                        from: from as u8,
+                        to,
+                        captures: 0,
+                        crowns: to >= 28,
+                    };
+                    c.len += 1;
+                }
+            }
+        }
+        c
+    }
+
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Against the move generator, on random boards without captures.
+    #[test]
+    fn quiet_conversions_are_the_generated_conversions() {
+        use crate::board::{MoveList, generate_moves, has_capture};
+        let mut rng = crate::rng::XorShift::new(0x100C);
+        let mut moves = MoveList::new();
+        let mut seen = [0u64; 4];
+        for round in 0..300_000 {
+            let mut draw = || {
+                let r = rng.next() as u32 & rng.next() as u32;
+                if round % 2 == 0 {
+                    r & rng.next() as u32
+                } else {
+                    r
+                }
+            };
+            let black = draw();
+            let white = draw() & !black;
+            let kings = draw() & (black | white) | (black & 0xF000_0000) | (white & 0xF);
+            let pos = Position {
+                black,
+                white,
+                kings,
+            };
+            if has_capture(&pos) {
+                continue;
+            }
+            generate_moves(&pos, &mut moves);
+            let key = |m: &Move| (m.from, m.to, m.captures, m.crowns);
+            let mut want: Vec<_> = moves
+                .iter()
+                .filter(|m| is_conversion(&pos, m))
+                .map(key)
+                .collect();
+            let others = moves.iter().any(|m| !is_conversion(&pos, m));
+            let c = QuietConversions::of(&pos);
+            let mut got: Vec<_> = c.as_slice().iter().map(key).collect();
+            want.sort();
+            got.sort();
+            assert_eq!((got, c.others), (want.clone(), others), "{pos:?}");
+            seen[(!want.is_empty()) as usize * 2 + others as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 1000), "{seen:?}");
+    }
 
     #[test]
     fn names_round_trip() {

@@ -7,12 +7,12 @@
 
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
-use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value};
+use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value, best_of};
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
 use crate::slice::index::{QuietChildren, SliceIndex};
-use crate::slice::{Slice, is_conversion};
+use crate::slice::{QuietConversions, Slice, is_conversion};
 use crate::{Position, solve_err};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -260,18 +260,9 @@ impl Work {
             return Ok(());
         }
         self.stats.looked += 1;
-        let (best, _) = self.best_from_solved(pos, false)?;
+        let solved = self.solved.as_mut().expect("cap reads finished slices");
+        let best = best_move_value(solved, pos, &mut self.moves)?;
         self.resolve(index, best)
-    }
-
-    /// See [`best_move_value`]; `cap` and `lookup` read finished slices.
-    fn best_from_solved(
-        &mut self,
-        pos: &Position,
-        conversions_only: bool,
-    ) -> Result<(Value, usize)> {
-        let solved = self.solved.as_mut().expect("phase reads finished slices");
-        best_move_value(solved, pos, &mut self.moves, conversions_only)
     }
 
     /// `DoLookups`: conversion moves give a lower bound (or the value when every move
@@ -281,8 +272,13 @@ impl Work {
             return Ok(());
         }
         self.stats.looked += 1;
-        let (best, conversions) = self.best_from_solved(pos, true)?;
-        if best != Value::Loss || conversions == self.moves.len() {
+        // `cap` has resolved every position with a capture; the conversions left are steps of
+        // the leading men, found from the bitboards without generating every move.
+        let c = QuietConversions::of(pos);
+        let solved = self.solved.as_mut().expect("lookup reads finished slices");
+        let best = best_of(solved, pos, c.as_slice())?;
+        // A loss is known only when every move converts (or there is none).
+        if best != Value::Loss || !c.others {
             self.resolve(index, best)?;
         }
         Ok(())

@@ -11,9 +11,8 @@ use super::store;
 use super::{Result, Site, Value};
 use crate::board::{MoveList, generate_moves};
 use crate::slice::index::SliceIndex;
-use crate::slice::is_conversion;
 use crate::solve_err;
-use crate::{Position, Slice};
+use crate::{Move, Position, Slice};
 use std::fmt;
 
 use crate::budget::{BudgetCache, Bytes};
@@ -34,30 +33,30 @@ pub trait SolvedValues {
     fn value(&mut self, pos: &Position) -> Result<Value>;
 }
 
-/// The best value among the moves of `pos` (all, or only the conversions) with their
-/// results looked up in `solved`, and how many such moves were counted (the search stops at
-/// the first win). A position without such moves is a loss. Leaves the moves in `moves`.
+/// The best value among all the moves of `pos`, with their results looked up in `solved`
+/// (see [`best_of`]). Leaves the moves in `moves`.
 pub fn best_move_value(
     solved: &mut impl SolvedValues,
     pos: &Position,
     moves: &mut MoveList,
-    conversions_only: bool,
-) -> Result<(Value, usize)> {
+) -> Result<Value> {
     generate_moves(pos, moves);
+    best_of(solved, pos, moves.as_slice())
+}
+
+/// The best value among `moves` of `pos`, with their results looked up in `solved`,
+/// stopping at the first win. Without moves it is a loss.
+#[inline]
+pub fn best_of(solved: &mut impl SolvedValues, pos: &Position, moves: &[Move]) -> Result<Value> {
     let mut best = Value::Loss;
-    let mut counted = 0;
-    for m in moves.iter() {
-        if conversions_only && !is_conversion(pos, m) {
-            continue;
-        }
-        counted += 1;
+    for m in moves {
         match solved.value(&pos.successor(m))? {
-            Value::Loss => return Ok((Value::Win, counted)),
+            Value::Loss => return Ok(Value::Win),
             Value::Draw => best = Value::Draw,
             _ => {}
         }
     }
-    Ok((best, counted))
+    Ok(best)
 }
 
 pub use crate::slice::key::{KeyHasher, KeyMap, slice_key};

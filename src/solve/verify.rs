@@ -21,7 +21,7 @@ pub fn verify_range(slice: &Slice, first: u64, last: u64, store: &Arc<SolvedStor
     while e.valid() && e.index() < last {
         let pos = e.position();
         let stored = solved.value(&pos)?;
-        let (derived, _) = best_move_value(&mut solved, &pos, &mut moves, false)?;
+        let derived = best_move_value(&mut solved, &pos, &mut moves)?;
         if stored != derived {
             return Err(solve_err!(
                 "verify {slice}: position {} ({}) is stored as {stored} but its moves give {derived}",
