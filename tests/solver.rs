@@ -367,6 +367,7 @@ echo "left3 $(ls -A {site}/small | wc -l)"
 mkdir {site}/small/c
 {ADDQ} --site {site}/small/c p plan 2..4 2> {site}/err4; echo "exit4 $? $(ls -A {site}/small/c | wc -l)"
 {ADDQ} --site {site}/small/c p plan 2..4 --no-space-check > /dev/null 2>&1; echo "exit5 $?"
+{ADDQ} --site {site}/small/c p plan 2..4 2> {site}/err6; echo "exit6 $?"
 "#
     );
     let o = Command::new("unshare")
@@ -414,6 +415,13 @@ mkdir {site}/small/c
     assert!(
         err4.contains("addq plan 2..4: needs ") && err4.contains("--no-space-check"),
         "{err4}"
+    );
+    // The same plan again adds nothing, but what is queued still needs the room: a build
+    // resumed with its plan is refused too.
+    let err6 = std::fs::read_to_string(d.join("err6")).unwrap_or_default();
+    assert!(
+        out.contains("exit6 4") && err6.contains("addq plan 2..4: needs "),
+        "{out} {err6}"
     );
     let a = std::fs::read(d.join("result.nwk")).unwrap();
     let b = std::fs::read(clean.join("work/2300.--.nwk")).unwrap();

@@ -245,7 +245,16 @@ fn plan_command(
             to_main.push(line);
         }
     }
-    let disk = plan_disk(&site_dirs, &to_main, &to_small)?;
+    // The disk the whole queued work needs, not only what this plan adds: a build resumed
+    // with the same plan refuses to start without room for what is left.
+    let mut pairs: std::collections::BTreeSet<_> =
+        taken.iter().map(|j| crate::slice::SlicePair::of(j.slice)).collect();
+    for line in to_main.iter().chain(&to_small) {
+        if let Some(job) = job_of(line) {
+            pairs.insert(crate::slice::SlicePair::of(job.slice));
+        }
+    }
+    let disk = plan_disk(&site_dirs, &pairs);
     if !no_space_check {
         disk.check(&site_dirs, &format!("addq plan {min}..{max}"))
             .map_err(|e| CliError::NoSpace(format!("{e} (--no-space-check queues it anyway)")))?;
@@ -265,34 +274,29 @@ fn plan_command(
         crate::cli::json_line(&v)
     } else {
         format!(
-            "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions); \
-             disk needed at most {}\n",
+            "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions \
+             go to {}, under {} they are one pair job); the queued work needs at most {} of disk\n",
             to_main.len(),
             main.name,
             to_small.len(),
             small.name,
             SMALL_PAIR_POSITIONS,
+            small.name,
+            o.pair_below,
             disk.describe()
         )
     };
     out.write_all(text.as_bytes()).map_err(output_error)
 }
 
-/// What the pairs of the queued lines still write, their position queues sized for every
-/// runner of hosts.toml (2 without one).
+/// What `pairs` still write, their position queues sized for every runner of hosts.toml (2
+/// without one).
 fn plan_disk(
     site: &crate::solve::Site,
-    to_main: &[QueueLine],
-    to_small: &[QueueLine],
-) -> Result<crate::solve::disk::DiskNeeds, CliError> {
-    let mut pairs = std::collections::BTreeSet::new();
-    for line in to_main.iter().chain(to_small) {
-        if let QueueLine::Job(j) = line {
-            pairs.insert(crate::slice::SlicePair::of(j.job()?.slice));
-        }
-    }
+    pairs: &std::collections::BTreeSet<crate::slice::SlicePair>,
+) -> crate::solve::disk::DiskNeeds {
     let mut disk = crate::solve::disk::DiskNeeds::default();
-    for pair in &pairs {
+    for pair in pairs {
         let slices = pair.slices();
         let solved = slices.iter().all(|s| site.is_solved(s));
         let compressed = crate::solve::stage::database_stage(site, true, &slices)
@@ -303,7 +307,7 @@ fn plan_disk(
         .map(|h| h.hosts.iter().map(|h| h.runners).sum::<usize>().max(1))
         .unwrap_or(2);
     disk.add_queues(runners);
-    Ok(disk)
+    disk
 }
 
 /// `addq --list QUEUE`: the queue's lines (with their line numbers in `--json`).
