@@ -247,8 +247,10 @@ fn plan_command(
     }
     // The disk the whole queued work needs, not only what this plan adds: a build resumed
     // with the same plan refuses to start without room for what is left.
-    let mut pairs: std::collections::BTreeSet<_> =
-        taken.iter().map(|j| crate::slice::SlicePair::of(j.slice)).collect();
+    let mut pairs: std::collections::BTreeSet<_> = taken
+        .iter()
+        .map(|j| crate::slice::SlicePair::of(j.slice))
+        .collect();
     for line in to_main.iter().chain(&to_small) {
         if let Some(job) = job_of(line) {
             pairs.insert(crate::slice::SlicePair::of(job.slice));
