@@ -607,10 +607,16 @@ fn page_boundary(site: &Site, w: &mut Work, clock: &mut Clock, i: u64) -> Result
     if let Some(m) = &mut w.mirror {
         m.done_with_page(i / PAGE_POSITIONS - 1);
     }
+    tick(site, w, clock, i)
+}
+
+/// Asks the clock whether to checkpoint at `next` (the scan's resume point) or stop there;
+/// checkpoints when told. Returns true to stop.
+fn tick(site: &Site, w: &mut Work, clock: &mut Clock, next: u64) -> Result<bool> {
     match clock.tick(w.own.wants_flush()) {
         Tick::Go => Ok(false),
-        Tick::Checkpoint => w.checkpoint(site, i, false).map(|_| false),
-        Tick::Stop => w.checkpoint(site, i, false).map(|_| true),
+        Tick::Checkpoint => w.checkpoint(site, next, false).map(|_| false),
+        Tick::Stop => w.checkpoint(site, next, false).map(|_| true),
     }
 }
 
@@ -631,15 +637,8 @@ fn scan_mirror_losses(
     while k < count {
         let page = k / PAGE_POSITIONS;
         let page_first = page * PAGE_POSITIONS;
-        if k > start && (k == page_first || w.own.wants_flush()) {
-            match clock.tick(w.own.wants_flush()) {
-                Tick::Go => {}
-                Tick::Checkpoint => w.checkpoint(site, k, false)?,
-                Tick::Stop => {
-                    w.checkpoint(site, k, false)?;
-                    return Ok(Some(k));
-                }
-            }
+        if k > start && (k == page_first || w.own.wants_flush()) && tick(site, w, clock, k)? {
+            return Ok(Some(k));
         }
         let end = (page_first + PAGE_POSITIONS).min(count);
         let bytes = w.mirror_page(page)?;
@@ -668,15 +667,8 @@ fn scan_queue(
 ) -> Result<Option<u64>> {
     let mut preds = Vec::with_capacity(64);
     for k in start..items.len() as u64 {
-        if k > start && (k % 1024 == 0 || w.own.wants_flush()) {
-            match clock.tick(w.own.wants_flush()) {
-                Tick::Go => {}
-                Tick::Checkpoint => w.checkpoint(site, k, false)?,
-                Tick::Stop => {
-                    w.checkpoint(site, k, false)?;
-                    return Ok(Some(k));
-                }
-            }
+        if k > start && (k % 1024 == 0 || w.own.wants_flush()) && tick(site, w, clock, k)? {
+            return Ok(Some(k));
         }
         w.que(items[k as usize], &mut preds)?;
     }
