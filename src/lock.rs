@@ -133,8 +133,10 @@ impl LockFile {
                         released: false,
                     };
                     // If writing the owner fails the lock is dropped (and removed) on return.
+                    // No fsync: the name only serves to break the lock of a dead owner, and
+                    // a crash that loses it leaves an empty or torn file, which is broken
+                    // once `UNWRITTEN_STALE` old. Locks are taken several times per job.
                     f.write_all(owner.to_text().as_bytes())
-                        .and_then(|_| f.sync_all())
                         .map_err(|e| failed(FileOp::Writing, path, e))?;
                     return Ok(Some(lock));
                 }

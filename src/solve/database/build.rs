@@ -126,8 +126,14 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         runs.append(range_runs(&ix, at, end, |i| solved.get(i)));
         at = end;
     }
-    write_part(site, job, &runs)?;
-    assemble(site, &slice)?;
+    if job.first == 0 && job.last >= slice.count() {
+        // The whole slice in one job (every small pair): no part to write, sync and read
+        // back.
+        assemble(site, &slice, Some(runs))?;
+    } else {
+        write_part(site, job, &runs)?;
+        assemble(site, &slice, None)?;
+    }
     Ok(Outcome::Done(stats))
 }
 
@@ -226,11 +232,13 @@ fn read_part(path: &Path) -> Result<(u64, u64, RuleRuns)> {
     ))
 }
 
-/// Codes and publishes the slice if its parts cover it; otherwise does nothing. Jobs that
-/// finish together take turns (a lock file, broken if its owner died): the first
-/// publishes, the others find the slice published.
-fn assemble(site: &Site, slice: &Slice) -> Result<()> {
-    let lock_path = site.db_dir().join("parts").join(format!("{slice}.lock"));
+/// Codes and publishes the slice from the runs of all of it (`whole`) or, without them, if its
+/// parts cover it; otherwise does nothing. Jobs that finish together take turns (a lock file,
+/// broken if its owner died): the first publishes, the others find the slice published.
+fn assemble(site: &Site, slice: &Slice, whole: Option<RuleRuns>) -> Result<()> {
+    let lock_dir = site.db_dir().join("parts");
+    std::fs::create_dir_all(&lock_dir).map_err(|e| solve_err!("{}: {e}", lock_dir.display()))?;
+    let lock_path = lock_dir.join(format!("{slice}.lock"));
     let here =
         crate::lock::Machine::current().map_err(|e| solve_err!("identifying this machine: {e}"))?;
     let mut events = Vec::new();
@@ -249,7 +257,11 @@ fn assemble(site: &Site, slice: &Slice) -> Result<()> {
             owner.host
         ));
     }
-    let result = assemble_locked(site, slice);
+    let result = match whole {
+        _ if is_current(&slice_path(&site.db_dir(), slice)) => Ok(()),
+        Some(runs) => publish(site, slice, runs),
+        None => assemble_locked(site, slice),
+    };
     lock.release()
         .map_err(|e| solve_err!("{}: {e}", lock_path.display()))?;
     result
@@ -304,17 +316,24 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
+    publish(site, slice, runs)
+}
+
+/// Codes the runs of the whole slice into `db/<slice>.ndb` (a temporary file, synced, then
+/// renamed) and drops the slice's parts.
+fn publish(site: &Site, slice: &Slice, runs: RuleRuns) -> Result<()> {
+    let final_path = slice_path(&site.db_dir(), slice);
     // Temporaries of assemblies killed before their rename, an hour old (an assembly takes
     // seconds); readers skip hidden files meanwhile.
     crate::files::remove_stale_temporaries(&final_path, std::time::Duration::from_secs(3600));
     let tmp = site
         .db_dir()
         .join(format!(".{slice}.ndb.{}", std::process::id()));
-    write_best_slice(&tmp, slice, count, runs)?;
+    write_best_slice(&tmp, slice, slice.count(), runs)?;
     std::fs::rename(&tmp, &final_path)
         .and_then(|_| sync_dir(&final_path))
         .map_err(|e| solve_err!("publishing {}: {e}", final_path.display()))?;
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(parts_dir(site, slice));
     Ok(())
 }
 

@@ -28,7 +28,14 @@ pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<(
                 .map_err(|e| solve_err!("{}: {e}", from.display()))?;
         }
         move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
-        store::sync_dir(&to)?;
+    }
+    // One sync of `solved/` makes both renames durable (a crash between them is finished by
+    // `finish_interrupted_publish`, whichever of the two survived), before anything the
+    // unpublished pair would need is dropped.
+    if let Some(s) = slices.first() {
+        store::sync_dir(&site.solved_file(s))?;
+    }
+    for s in slices {
         let _ = std::fs::remove_dir_all(site.queue_dir(s));
     }
     remove_checkpoints(site, slices)
