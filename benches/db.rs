@@ -1,5 +1,5 @@
 //! Compressed database figures (issue 4) on a site whose database is built:
-//! positions per byte by piece count and for the 2v2, 3v2 and 3v3 splits (with the same
+//! positions per byte by piece count and for the 2v2, 3v2, 3v3 and 4v3 splits (with the same
 //! runs coded by the 2003 paper's scheme for comparison), probe rates with a warm and a cold
 //! block cache, and the `ver` rate.
 //!
@@ -564,7 +564,7 @@ fn main() {
     println!("group\tpositions\tbytes\tpositions/byte\t2003 scheme positions/byte");
     for (name, g) in &groups {
         if !(name.contains("pieces")
-            || ["2v2", "3v2", "2v3", "3v3", "all"].contains(&name.as_str()))
+            || ["2v2", "3v2", "2v3", "3v3", "4v3", "3v4", "all"].contains(&name.as_str()))
         {
             continue;
         }

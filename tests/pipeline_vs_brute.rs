@@ -191,54 +191,109 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
     assert!(stored_threats > 1000, "{stored_threats}");
 }
 
-/// The kings-only slices of `pieces` pieces with both sides present (`4300.--`: four black
-/// kings, three white kings).
-fn kings_only_slices(pieces: u32) -> Vec<Slice> {
-    (1..pieces)
-        .map(|bk| {
-            let material = Material::new(bk as u8, (pieces - bk) as u8, 0, 0).unwrap();
-            Slice::new(material, None, None).unwrap()
-        })
-        .collect()
+/// Group sizes in the brute force's order: black kings, black men, white kings, white men.
+type Groups = [u32; 4];
+
+/// Every slice of 2..=7 pieces (both sides present) whose material `keep` accepts.
+fn split_slices(keep: fn(Groups) -> bool) -> Vec<Slice> {
+    let mut out = Vec::new();
+    for pieces in 2..=7 {
+        for m in Material::all_with_pieces(pieces) {
+            let groups = [m.bk, m.bm, m.wk, m.wm].map(u32::from);
+            if m.black() > 0 && m.white() > 0 && keep(groups) {
+                out.extend(m.slices());
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
-/// The kings-only slices of 2..7 pieces (487 M positions) built by the pipeline restricted to
-/// them (`--only` the 7-piece ones, which depend on nothing else) and solved by the brute
-/// force restricted to the kings-only materials, side by side on one core each; then every
-/// position of every slice compared.
-#[test]
-#[ignore = "about 7 minutes on 2 cores; run with --ignored kings_only --nocapture"]
-fn kings_only_2_to_7_equal_the_brute_force_solver() {
-    let start = Instant::now();
-    let dir = common::fixture::scratch_path("vs-brute", "kings-only");
-    let site = Site::new(PathBuf::from(&dir));
-    let pipeline = std::thread::spawn(move || {
-        let opts = BuildOptions {
-            pieces: 7,
-            runners: 1,
-            only: kings_only_slices(7),
-            database: false,
-            progress_every: Duration::from_secs(3600),
-            ..BuildOptions::default()
-        };
-        let mut sink = std::io::sink();
-        let log = &mut nowdb::progress::Progress::lines(&mut sink, Duration::MAX);
-        build_local(&Site::new(&dir), &opts, log)
-            .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
-        start.elapsed()
-    });
-    let brute = BruteDb::solve_kings_only(7);
-    eprintln!("brute force, kings only 2..7: {:.0?}", start.elapsed());
-    let built = pipeline.join().expect("pipeline thread");
-    eprintln!("pipeline, kings only 2..7: {built:.0?}");
+/// Kings only: closed under captures, and there is no man to crown.
+fn kings_only(g: Groups) -> bool {
+    g[1] + g[3] == 0
+}
 
-    let want: Vec<Slice> = (2..=7).flat_map(kings_only_slices).collect();
-    let mut solved = site.solved_slices().unwrap();
-    solved.sort_by_key(|s| (s.pieces(), s.material.bk));
-    assert_eq!(solved, want, "the slices the pipeline built");
+/// At most two black pieces against at most five white ones, at most one man a side: closed
+/// under captures (a side only loses pieces) and crowning (a man becomes a king of the same
+/// side), and at 7 pieces it holds 2v5 with a man on either side or both (`1141.66` ..).
+fn two_against_five_one_man_each(g: Groups) -> bool {
+    let [bk, bm, wk, wm] = g;
+    bk + bm <= 2 && wk + wm <= 5 && bm <= 1 && wm <= 1
+}
+
+/// Compares every position of the slices of a split of 2..7 pieces (a set of materials
+/// closed under captures and crowning) with the brute force restricted to the same
+/// materials. The pipeline's side is built here, `--only` the split's 7-piece slices, side by
+/// side with the brute force on one core each; or, with `NOWDB_VS_BRUTE_SITE` set, it is the
+/// `solved/` of that site, which must hold every slice of the split (say, a whole 2..7 build).
+/// Returns the number of positions compared.
+fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool) -> u64 {
+    let start = Instant::now();
+    let want = split_slices(keep);
+    let sevens: Vec<Slice> = want.iter().copied().filter(|s| s.pieces() == 7).collect();
+    assert!(!sevens.is_empty(), "{name}: no 7-piece slice");
+    let given = std::env::var_os("NOWDB_VS_BRUTE_SITE").map(PathBuf::from);
+    let dir = given
+        .clone()
+        .unwrap_or_else(|| common::fixture::scratch_path("vs-brute", name));
+    let site = Site::new(&dir);
+    let pipeline = given.is_none().then(|| {
+        let (only, dir) = (sevens.clone(), dir.clone());
+        std::thread::spawn(move || {
+            let opts = BuildOptions {
+                pieces: 7,
+                runners: 1,
+                only,
+                database: false,
+                progress_every: Duration::from_secs(3600),
+                ..BuildOptions::default()
+            };
+            let mut sink = std::io::sink();
+            let log = &mut nowdb::progress::Progress::lines(&mut sink, Duration::MAX);
+            build_local(&Site::new(&dir), &opts, log)
+                .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
+            start.elapsed()
+        })
+    });
+    let brute = BruteDb::solve_materials(7, keep);
+    eprintln!("brute force, {name}: {:.0?}", start.elapsed());
+    if let Some(pipeline) = pipeline {
+        let built = pipeline.join().expect("pipeline thread");
+        eprintln!("pipeline, {name}: {built:.0?}");
+    }
+
+    // What the site holds of the split: built here, exactly what the 7-piece slices need
+    // (every slice the pipeline solved must be of the split, so that it can be compared);
+    // given, all of it.
+    let solved = site.solved_slices().unwrap();
+    let compare: Vec<Slice> = if given.is_some() {
+        let missing: Vec<String> = (want.iter())
+            .filter(|s| !solved.contains(s))
+            .map(|s| s.to_string())
+            .collect();
+        assert!(missing.is_empty(), "{dir:?} lacks {}", missing.join(" "));
+        want.clone()
+    } else {
+        let outside: Vec<String> = (solved.iter())
+            .filter(|s| !want.contains(s))
+            .map(|s| s.to_string())
+            .collect();
+        assert!(
+            outside.is_empty(),
+            "built outside {name}: {}",
+            outside.join(" ")
+        );
+        for s in &sevens {
+            assert!(solved.contains(s), "{s} was not built");
+        }
+        let mut c = solved;
+        c.sort();
+        c
+    };
 
     let (mut compared, mut mismatches, mut first) = (0u64, 0u64, Vec::new());
-    for &slice in &want {
+    for &slice in &compare {
         let values = SolvedSlice::load(&site, slice).unwrap();
         let mut wld = [0u64; 3];
         for (i, pos) in SliceIndex::new(slice).enumerate_from(0) {
@@ -257,13 +312,16 @@ fn kings_only_2_to_7_equal_the_brute_force_solver() {
         let n: u64 = wld.iter().sum();
         assert_eq!(n, slice.count(), "{slice}: positions enumerated");
         compared += n;
-        eprintln!(
-            "{slice}: {n} positions, win {} loss {} draw {}",
-            wld[0], wld[1], wld[2]
-        );
+        if slice.pieces() == 7 {
+            eprintln!(
+                "{slice}: {n} positions, win {} loss {} draw {}",
+                wld[0], wld[1], wld[2]
+            );
+        }
     }
     eprintln!(
-        "{compared} positions compared, {mismatches} mismatches, {:.0?} in all",
+        "{name}: {} slices, {compared} positions compared, {mismatches} mismatches, {:.0?} in all",
+        compare.len(),
         start.elapsed()
     );
     assert!(
@@ -271,7 +329,36 @@ fn kings_only_2_to_7_equal_the_brute_force_solver() {
         "{mismatches} positions differ; the first:\n{}",
         first.join("\n")
     );
+    if compare == want {
+        // The brute force enumerates the split's positions its own way.
+        let mut total = 0u64;
+        for pieces in 2..=7 {
+            brute.for_each(pieces, |_, _| total += 1);
+        }
+        assert_eq!(
+            compared, total,
+            "positions of {name}, pipeline against brute force"
+        );
+    }
+    compared
+}
+
+/// The kings-only slices of 2..7 pieces (487 M positions), which depend on nothing else.
+#[test]
+#[ignore = "about 7 minutes on 2 cores; run with --ignored kings_only --nocapture"]
+fn kings_only_2_to_7_equal_the_brute_force_solver() {
+    let compared = compare_split_with_brute("kings-only", kings_only);
     // Kings only, both sides present: 992 + 29,760 + 503,440 + 6,041,280 + 56,183,904 +
     // 424,097,856.
     assert_eq!(compared, 486_857_232);
+}
+
+/// Men of both sides, crowning and captures of and by men at 7 pieces: every slice of the
+/// materials of at most two black pieces against at most five white ones with at most one
+/// man a side (2,038 M table slots for the brute force).
+#[test]
+#[ignore = "about 40 minutes on 2 cores; run with --ignored two_against_five --nocapture"]
+fn two_against_five_with_men_equal_the_brute_force_solver() {
+    let compared = compare_split_with_brute("two-against-five", two_against_five_one_man_each);
+    assert!(compared > 1_000_000_000, "{compared}");
 }
