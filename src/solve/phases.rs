@@ -206,13 +206,8 @@ impl Work {
                     .unwrap_or_else(|| SolvedStore::new(site, 1 << 30)),
             )),
         });
-        let queue = if job.phase.has_round() {
-            Some(QueueWriter::open(
-                &site.queue_file(&s, job.round, job.first),
-            )?)
-        } else {
-            None
-        };
+        let queue = (job.phase.has_round())
+            .then(|| QueueWriter::new(&site.queue_file(&s, job.round, job.first)));
         Ok(Work {
             job: *job,
             own,

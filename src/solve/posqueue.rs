@@ -14,27 +14,22 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Appends resolved indices to one job's queue file.
+/// Appends resolved indices to one job's queue file. The file is made at the first flush
+/// with entries: a job that resolves nothing leaves none (a missing file reads as no
+/// entries), since creating a file is what most of a small pair's passes would cost.
 pub struct QueueWriter {
-    file: File,
+    file: Option<File>,
     path: PathBuf,
     buf: Vec<u8>,
 }
 
 impl QueueWriter {
-    /// Opens (creating) the file for appending; a torn last entry from a crash is cut off.
-    pub fn open(path: &Path) -> io::Result<QueueWriter> {
-        let file = crate::files::open_append(path)?;
-        let len = file.metadata()?.len();
-        if len % 8 != 0 {
-            file.set_len(len - len % 8)
-                .map_err(|e| failed(FileOp::Truncating, path, e))?;
-        }
-        Ok(QueueWriter {
-            file,
+    pub fn new(path: &Path) -> QueueWriter {
+        QueueWriter {
+            file: None,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(1 << 16),
-        })
+        }
     }
 
     #[inline]
@@ -44,18 +39,34 @@ impl QueueWriter {
 
     /// Writes buffered entries and, when `durable`, syncs them.
     pub fn flush(&mut self, durable: bool) -> io::Result<()> {
+        if self.buf.is_empty() && self.file.is_none() {
+            return Ok(());
+        }
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(Self::open(&self.path)?),
+        };
         if !self.buf.is_empty() {
-            self.file
-                .write_all(&self.buf)
+            file.write_all(&self.buf)
                 .map_err(|e| failed(FileOp::Appending, &self.path, e))?;
             self.buf.clear();
         }
         if durable {
-            self.file
-                .sync_data()
+            file.sync_data()
                 .map_err(|e| failed(FileOp::Syncing, &self.path, e))?;
         }
         Ok(())
+    }
+
+    /// Opens (creating) the file for appending; a torn last entry from a crash is cut off.
+    fn open(path: &Path) -> io::Result<File> {
+        let file = crate::files::open_append(path)?;
+        let len = file.metadata()?.len();
+        if len % 8 != 0 {
+            file.set_len(len - len % 8)
+                .map_err(|e| failed(FileOp::Truncating, path, e))?;
+        }
+        Ok(file)
     }
 }
 

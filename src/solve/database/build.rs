@@ -128,11 +128,14 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     }
     if job.first == 0 && job.last >= slice.count() {
         // The whole slice in one job (every small pair): no part to write, sync and read
-        // back.
-        assemble(site, &slice, Some(runs))?;
+        // back, and no lock, as there are no other parts to wait for: another job that
+        // published this slice meanwhile wrote the same bytes, the rename replaces them
+        // whole, and an assembly that loses its parts to our cleanup finds the slice
+        // published.
+        publish(site, &slice, runs)?;
     } else {
         write_part(site, job, &runs)?;
-        assemble(site, &slice, None)?;
+        assemble(site, &slice)?;
     }
     Ok(Outcome::Done(stats))
 }
@@ -232,13 +235,11 @@ fn read_part(path: &Path) -> Result<(u64, u64, RuleRuns)> {
     ))
 }
 
-/// Codes and publishes the slice from the runs of all of it (`whole`) or, without them, if its
-/// parts cover it; otherwise does nothing. Jobs that finish together take turns (a lock file,
-/// broken if its owner died): the first publishes, the others find the slice published.
-fn assemble(site: &Site, slice: &Slice, whole: Option<RuleRuns>) -> Result<()> {
-    let lock_dir = site.db_dir().join("parts");
-    std::fs::create_dir_all(&lock_dir).map_err(|e| solve_err!("{}: {e}", lock_dir.display()))?;
-    let lock_path = lock_dir.join(format!("{slice}.lock"));
+/// Codes and publishes the slice if its parts cover it; otherwise does nothing. Jobs that
+/// finish together take turns (a lock file, broken if its owner died): the first
+/// publishes, the others find the slice published.
+fn assemble(site: &Site, slice: &Slice) -> Result<()> {
+    let lock_path = site.db_dir().join("parts").join(format!("{slice}.lock"));
     let here =
         crate::lock::Machine::current().map_err(|e| solve_err!("identifying this machine: {e}"))?;
     let mut events = Vec::new();
@@ -257,11 +258,7 @@ fn assemble(site: &Site, slice: &Slice, whole: Option<RuleRuns>) -> Result<()> {
             owner.host
         ));
     }
-    let result = match whole {
-        _ if is_current(&slice_path(&site.db_dir(), slice)) => Ok(()),
-        Some(runs) => publish(site, slice, runs),
-        None => assemble_locked(site, slice),
-    };
+    let result = assemble_locked(site, slice);
     lock.release()
         .map_err(|e| solve_err!("{}: {e}", lock_path.display()))?;
     result
