@@ -219,7 +219,8 @@ fn kings_only(g: Groups) -> bool {
 /// (a side only loses pieces, so the smaller side stays at most two), crowning (the man
 /// becomes a king) and the exchange of sides that the brute force's values with White to
 /// move go through (the condition is the same for both sides). At 7 pieces: 2v5, 1v6 and
-/// their mirrors, kings only or with the man on either side (`1141`, `2041`, `1150`, ..).
+/// their mirrors, kings only or with the man on either side (`2401.-3`, `1510.4-`,
+/// `4210.2-`, `5101.-0`, ..).
 fn one_man_two_against_many(g: Groups) -> bool {
     let [bk, bm, wk, wm] = g;
     bm + wm <= 1 && (bk + bm).min(wk + wm) <= 2
