@@ -175,31 +175,32 @@ impl Slice {
     /// must hold at least one position.
     pub fn new(material: Material, rb: Option<u8>, rw: Option<u8>) -> Result<Slice, SliceError> {
         let s = Slice { material, rb, rw };
-        let name = s.to_string();
+        // Named only on error: slices are made by the thousand (file names, plans).
+        let name = || s.to_string();
         Material::new(material.bk, material.wk, material.bm, material.wm)?;
         for (side, men, rank) in [("black", material.bm, rb), ("white", material.wm, rw)] {
             match (men, rank) {
                 (0, Some(_)) => {
                     return Err(slice_error(
-                        &name,
+                        &name(),
                         format!("{side} has no men, so its rank must be '-'"),
                     ));
                 }
                 (m, None) if m > 0 => {
                     return Err(slice_error(
-                        &name,
+                        &name(),
                         format!("{side} has men, so its leading rank (0..6) must be given"),
                     ));
                 }
                 (_, Some(r)) if r > 6 => {
                     return Err(slice_error(
-                        &name,
+                        &name(),
                         format!("a {side} man on rank {r} would have been crowned; ranks are 0..6"),
                     ));
                 }
                 (m, Some(r)) if m as u32 > 4 * (r as u32 + 1) => {
                     return Err(slice_error(
-                        &name,
+                        &name(),
                         format!("{m} {side} men do not fit on ranks 0..{r}"),
                     ));
                 }
@@ -207,10 +208,10 @@ impl Slice {
             }
         }
         if material.pieces() == 0 {
-            return Err(slice_error(&name, "a slice needs at least one piece"));
+            return Err(slice_error(&name(), "a slice needs at least one piece"));
         }
         if SliceIndex::new(s).count() == 0 {
-            return Err(slice_error(&name, "no position has these leading ranks"));
+            return Err(slice_error(&name(), "no position has these leading ranks"));
         }
         Ok(s)
     }

@@ -320,12 +320,15 @@ fn assemble_locked(site: &Site, slice: &Slice) -> Result<()> {
 /// renamed) and drops the slice's parts.
 fn publish(site: &Site, slice: &Slice, runs: RuleRuns) -> Result<()> {
     let final_path = slice_path(&site.db_dir(), slice);
-    // Temporaries of assemblies killed before their rename, an hour old (an assembly takes
-    // seconds); readers skip hidden files meanwhile.
-    crate::files::remove_stale_temporaries(&final_path, std::time::Duration::from_secs(3600));
-    let tmp = site
-        .db_dir()
-        .join(format!(".{slice}.ndb.{}", std::process::id()));
+    // The temporary is written in `db/parts/`, beside the few parts and locks of slices
+    // being built, so that clearing the temporaries of assemblies killed before their
+    // rename (an hour old: an assembly takes seconds) lists that small directory, not
+    // `db/` with a file per slice (6,903 entries at 2..7, and a listing per slice).
+    let parts = site.db_dir().join("parts");
+    std::fs::create_dir_all(&parts).map_err(|e| solve_err!("{}: {e}", parts.display()))?;
+    let tmp_name = parts.join(format!("{slice}.ndb"));
+    crate::files::remove_stale_temporaries(&tmp_name, std::time::Duration::from_secs(3600));
+    let tmp = parts.join(format!(".{slice}.ndb.{}", std::process::id()));
     write_best_slice(&tmp, slice, slice.count(), runs)?;
     std::fs::rename(&tmp, &final_path)
         .and_then(|_| sync_dir(&final_path))
