@@ -227,8 +227,8 @@ fn one_man_two_against_many(g: Groups) -> bool {
 }
 
 /// Compares every position of the slices of a split of 2..7 pieces (a set of materials
-/// closed under captures and crowning) with the brute force restricted to the same
-/// materials. The pipeline's side is built here, `--only` the split's 7-piece slices, side by
+/// closed under captures, crowning and the exchange of sides) with the brute force
+/// restricted to the same materials. The pipeline's side is built here, `--only` the split's 7-piece slices, side by
 /// side with the brute force on one core each; or, with `NOWDB_VS_BRUTE_SITE` set, it is the
 /// `solved/` of that site, which must hold every slice of the split (say, a whole 2..7 build).
 /// Returns the number of positions compared.

@@ -68,11 +68,6 @@ impl SliceTable {
 /// A compressed database directory (`<site>/db`), safe to share between threads.
 pub struct Database {
     dir: PathBuf,
-    /// Piece counts of the slices present when first asked (for reports and error
-    /// messages; slices built later are found when first probed). Not found at opening: a
-    /// job process opens the database for a few slices, and parsing every file name of a
-    /// 2..6 directory cost a small job about as much as its own work.
-    pieces: OnceLock<(u32, u32)>,
     open: SliceTable,
     /// Numbers the opened slices for the block cache's keys.
     next_id: std::sync::atomic::AtomicU32,
@@ -212,7 +207,6 @@ impl Database {
         }
         Ok(Database {
             dir: dir.to_path_buf(),
-            pieces: OnceLock::new(),
             open: SliceTable::new(),
             next_id: Default::default(),
             cache: BlockCache::new(cache_bytes),
@@ -230,18 +224,6 @@ impl Database {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// The fewest and most pieces of the slices present (0, 0 for an empty database, or
-    /// for one whose directory cannot be listed).
-    pub fn pieces(&self) -> (u32, u32) {
-        *self.pieces.get_or_init(|| {
-            let slices = list_slices(&self.dir).unwrap_or_default();
-            (
-                slices.iter().map(|s| s.pieces()).min().unwrap_or(0),
-                slices.iter().map(|s| s.pieces()).max().unwrap_or(0),
-            )
-        })
     }
 
     /// The opened slice `s` decoded whole, shared with the lookups' decoded slices; `None`

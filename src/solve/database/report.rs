@@ -115,15 +115,18 @@ pub fn write_check(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let mut progress = crate::progress::Progress::stderr(std::time::Duration::from_secs(5));
+    // Listed here, not when the database is opened: a job process opens it for a few
+    // slices, and parsing every file name of a 2..6 directory cost a small job about as
+    // much as its own work.
+    let built = crate::db::probe::list_slices(db.dir()).map_err(failed)?;
     let report: CheckReport = match random {
         Some(n) => {
-            let p = pieces.unwrap_or(db.pieces().1);
+            let most = built.iter().map(|s| s.pieces()).max().unwrap_or(0);
+            let p = pieces.unwrap_or(most);
             check_random(site, db, p, n, 0x9E37_79B9_7F4A_7C15, &mut progress).map_err(failed)?
         }
         None => {
-            let slices: Vec<_> = crate::db::probe::list_slices(db.dir())
-                .map_err(failed)?
-                .into_iter()
+            let slices: Vec<_> = (built.into_iter())
                 .filter(|s| pieces.is_none_or(|p| s.pieces() == p))
                 .collect();
             check_every_position(site, db, &slices, threads, &mut progress).map_err(failed)?
