@@ -29,8 +29,8 @@ use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::machine::{self, Effect, Facts};
 use crate::solve::stage::{
-    Stage, below_verified, mark_verified, publish_pair, que_input, reached, read_record,
-    round_changes, verified_marker, write_record,
+    Stage, below_verified, is_verified, mark_verified, old_verified_marker, publish_pair,
+    que_input, reached, read_record, round_changes, verified_marker, write_record,
 };
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::collections::HashMap;
@@ -93,9 +93,7 @@ impl<'a> Readiness<'a> {
         }
         let ready = pair.dependencies().iter().all(|d| {
             if verified {
-                d.slices()
-                    .iter()
-                    .all(|s| self.exists(verified_marker(self.site, s)))
+                d.slices().iter().all(|s| self.verified(s))
             } else {
                 self.all_solved(d)
             }
@@ -106,6 +104,11 @@ impl<'a> Readiness<'a> {
 
     fn exists(&mut self, path: PathBuf) -> bool {
         *self.files.entry(path).or_insert_with_key(|p| p.exists())
+    }
+
+    /// Whether `ver` checked slice `s` (its marker, or where older sites kept it).
+    fn verified(&mut self, s: &Slice) -> bool {
+        self.exists(verified_marker(self.site, s)) || self.exists(old_verified_marker(self.site, s))
     }
 
     fn stage(&mut self, pair: SlicePair) -> Result<Stage> {
@@ -148,11 +151,9 @@ impl Readiness<'_> {
     pub fn why_not(&mut self, job: &Job) -> Result<String> {
         let pair = SlicePair::of(job.slice);
         let unverified = |r: &mut Self| {
-            pair.dependencies().into_iter().find(|d| {
-                !d.slices()
-                    .iter()
-                    .all(|s| r.exists(verified_marker(r.site, s)))
-            })
+            pair.dependencies()
+                .into_iter()
+                .find(|d| !d.slices().iter().all(|s| r.verified(s)))
         };
         Ok(match job.phase {
             Phase::Cap => match pair
@@ -487,7 +488,7 @@ pub fn plan_lines(
             add(w.phase, false, 1, w.slice);
         }
         for w in machine::work(Stage::Ver, &slices, none, |_| false)? {
-            if !verified_marker(site, &w.slice).exists() && !phase_started(&w.slice, Phase::Ver) {
+            if !is_verified(site, &w.slice) && !phase_started(&w.slice, Phase::Ver) {
                 add(w.phase, false, 1, w.slice);
             }
         }

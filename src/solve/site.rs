@@ -5,6 +5,7 @@
 //! work/queue/<slice>/r<R>-<first>.pq  positions a job of round R resolved (the position queue)
 //! work/ckpt/<job>.ckpt                checkpoint of a job: next index, queue length, statistics
 //! work/ckpt/<job>.now                 what a running `pair` job is doing (for `dbstatus`)
+//! work/verified/<slice>.v<N>          `ver` checked the slice's compressed file (format version N)
 //! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
 //! db/<slice>.ndb                      compressed slice (docs/FORMAT.md)
 //! db/parts/<slice>/<first>-<last>.part runs of one `build` job, until the slice is assembled

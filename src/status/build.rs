@@ -402,7 +402,7 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
                 solved_pos += s.count();
             }
             built += crate::db::probe::slice_path(&db, &s).exists() as u64;
-            verified += crate::solve::stage::verified_marker(site, &s).exists() as u64;
+            verified += crate::solve::stage::is_verified(site, &s) as u64;
             for (n, at) in done_files(site, &s) {
                 if at.is_some_and(|t| now.saturating_sub(t) < 600) {
                     recent += n;

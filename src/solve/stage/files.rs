@@ -99,18 +99,35 @@ pub fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
 }
 
 /// The marker `ver` leaves for a slice whose compressed file it checked. It names the
-/// format version, so a database of an older version is built and checked again.
+/// format version, so a database of an older version is built and checked again. The
+/// markers have their own directory: `work/ckpt/` is listed whenever a pair is published,
+/// and a marker per slice there made that listing grow with the site (6,901 at 2..7).
 pub fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
+    let version = crate::db::format::VERSION;
+    site.root().join(format!("work/verified/{s}.v{version}"))
+}
+
+/// Where sites built before session 20 keep the marker (still read, never written).
+pub fn old_verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
     let version = crate::db::format::VERSION;
     site.root()
         .join(format!("work/ckpt/db-{s}.v{version}.verified"))
+}
+
+/// Whether `ver` checked slice `s`'s compressed file (of the current format).
+pub fn is_verified(site: &Site, s: &Slice) -> bool {
+    verified_marker(site, s).exists() || old_verified_marker(site, s).exists()
 }
 
 /// Writes the verified markers of the slices.
 pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
     for s in slices {
         let marker = verified_marker(site, s);
-        std::fs::write(&marker, "").map_err(|e| solve_err!("{}: {e}", marker.display()))?;
+        let write = || {
+            std::fs::create_dir_all(marker.parent().expect("in work/verified"))?;
+            std::fs::write(&marker, "")
+        };
+        write().map_err(|e| solve_err!("{}: {e}", marker.display()))?;
     }
     Ok(())
 }
@@ -129,7 +146,7 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
     }
     if !slices.iter().all(|s| is_built(site, s)) {
         Stage::Build
-    } else if slices.iter().all(|s| verified_marker(site, s).exists()) {
+    } else if slices.iter().all(|s| is_verified(site, s)) {
         Stage::Done
     } else {
         Stage::Built
@@ -175,7 +192,7 @@ pub fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
 pub fn below_verified(site: &Site, pair: &SlicePair) -> bool {
     pair.dependencies()
         .iter()
-        .all(|d| d.slices().iter().all(|s| verified_marker(site, s).exists()))
+        .all(|d| d.slices().iter().all(|s| is_verified(site, s)))
 }
 
 #[cfg(test)]
@@ -191,6 +208,24 @@ mod tests {
         mark_verified(&site, &slices).unwrap();
         assert_eq!(database_stage(&site, true, &slices), Stage::Build);
         assert_eq!(database_stage(&site, false, &slices), Stage::Done);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn markers_stay_out_of_the_checkpoint_directory_and_old_ones_still_count() {
+        let root = crate::files::test_dir("stage-markers");
+        let site = Site::new(&root);
+        std::fs::create_dir_all(root.join("work/ckpt")).unwrap();
+        let [a, b] = ["1100.--", "2100.--"].map(|s| s.parse::<Slice>().unwrap());
+        mark_verified(&site, &[a]).unwrap();
+        assert!(is_verified(&site, &a) && !is_verified(&site, &b));
+        assert_eq!(
+            std::fs::read_dir(root.join("work/ckpt")).unwrap().count(),
+            0
+        );
+        // A site verified by an older build keeps its markers in work/ckpt.
+        std::fs::write(old_verified_marker(&site, &b), "").unwrap();
+        assert!(is_verified(&site, &b));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -11,8 +11,9 @@ pub mod files;
 pub mod machine;
 
 pub use files::{
-    below_verified, database_stage, discard_work, finish_interrupted_publish, mark_verified,
-    publish_pair, que_input, remove_checkpoints, round_changes, verified_marker,
+    below_verified, database_stage, discard_work, finish_interrupted_publish, is_verified,
+    mark_verified, old_verified_marker, publish_pair, que_input, remove_checkpoints, round_changes,
+    verified_marker,
 };
 pub use machine::{Effect, Facts, Transition, noio_slice};
 
