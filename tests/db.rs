@@ -333,9 +333,10 @@ fn ver_reports_a_wrong_value_with_its_fen() {
     );
 }
 
-/// `ver` reads most successors straight from the decoded mirror; without room to decode it
-/// every successor is probed. Both ways check the same positions with the same values on
-/// every slice of 2..4.
+/// `ver` reads most successors straight from the decoded mirror, and remembers the
+/// mirror's searched positions by index when its budget holds the mirror twice; without
+/// room to decode it every successor is probed. All three ways check the same positions
+/// with the same values on every slice of 2..4.
 #[test]
 fn ver_with_and_without_the_decoded_mirror_agree() {
     use nowdb::solve::database::ver::verify_range;
@@ -349,17 +350,27 @@ fn ver_with_and_without_the_decoded_mirror_agree() {
             .decoding(64 << 20),
     );
     let probing = Arc::new(Database::open(&site.db_dir(), 1 << 20).unwrap());
+    // Room for the largest mirror once: the largest slices go without the searched memo.
+    let slices = site.solved_slices().unwrap();
+    let largest = slices.iter().map(|s| s.count().div_ceil(4)).max().unwrap();
+    let decoding_once = Arc::new(
+        Database::open(&site.db_dir(), 1 << 20)
+            .unwrap()
+            .decoding(largest as usize * 3 / 2),
+    );
     let opts = RunOptions::default();
     let mut checked = 0;
-    for slice in site.solved_slices().unwrap() {
+    for slice in slices {
         let job = Job::whole(Phase::Ver, slice, 0);
-        let (Outcome::Done(a), Outcome::Done(b)) = (
+        let (Outcome::Done(a), Outcome::Done(b), Outcome::Done(c)) = (
             verify_range(&decoding, &job, &opts).unwrap(),
             verify_range(&probing, &job, &opts).unwrap(),
+            verify_range(&decoding_once, &job, &opts).unwrap(),
         ) else {
             panic!("{slice}: a ver job stopped");
         };
         assert_eq!(a, b, "{slice}");
+        assert_eq!(a, c, "{slice}");
         checked += a.looked;
     }
     assert!(checked > 1_000_000, "{checked}");

@@ -28,9 +28,23 @@ impl DecodedSlice {
         Ok(DecodedSlice { data })
     }
 
+    /// `count` positions, all [`Value::Unknown`], to be set one by one ([`DecodedSlice::set`]):
+    /// a memo by index. The memory is zeroed lazily by the system, so a large slice of which
+    /// a job touches a part costs only that part.
+    pub fn unknown(count: u64) -> DecodedSlice {
+        DecodedSlice {
+            data: vec![0u8; count.div_ceil(4) as usize].into_boxed_slice(),
+        }
+    }
+
     #[inline]
     pub fn get(&self, i: u64) -> Value {
         Value::from_bits(self.data[(i / 4) as usize] >> (2 * (i % 4)))
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: u64, v: Value) {
+        set(&mut self.data, i, v as u8);
     }
 }
 

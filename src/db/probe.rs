@@ -235,6 +235,11 @@ impl Database {
         self.decoded.get(s.id, &s.file)
     }
 
+    /// The bytes of whole slices this database may hold decoded (0: it does not decode).
+    pub fn decoding_budget(&self) -> usize {
+        self.decoded.budget()
+    }
+
     /// Blocks read from disk so far.
     pub fn blocks_read(&self) -> u64 {
         self.cache.misses()

@@ -7,7 +7,10 @@
 //! children of one position's king moves share all of it but one king's rank), rather
 //! than through a general probe that finds the slice, its block and the full index of each.
 //! Every other successor (a capture, a promotion, a new leading rank, a removed position)
-//! goes through the probe, which searches what the file does not store.
+//! goes through the probe, which searches what the file does not store. The mirror's
+//! positions that are searched (captures, removed threats) are remembered by index for the
+//! whole job: at 7 pieces each is the successor of two or three positions of a range, more
+//! than the probe's cache-sized capture memo keeps.
 
 use super::build::{STOP_CHECK, from_the_start, stop_requested};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
@@ -30,6 +33,10 @@ struct Mirror<'a> {
     /// Whether the mirror stores the values of capture threats (then a quiet successor
     /// that the other side threatens is stored too).
     keeps_threats: bool,
+    /// The values of the mirror's positions searched so far, by index ([`Value::Unknown`]:
+    /// not searched yet; a search always finds a value), when the budget holds the mirror
+    /// twice (the memo is as large as the decoded mirror).
+    searched: Option<DecodedSlice>,
 }
 
 /// Checks every stored value of the job's range against its successors, read from the
@@ -38,10 +45,13 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
     let s = db.slice(&job.slice)?;
     let mirror_slice = db.slice(&job.slice.mirror())?;
     // Without room to decode the mirror every successor is probed (same values, slower).
-    let mirror = db.decoded(mirror_slice)?.map(|values| Mirror {
+    let count = mirror_slice.file.count;
+    let mut mirror = db.decoded(mirror_slice)?.map(|values| Mirror {
         slice: mirror_slice,
         values,
         keeps_threats: !mirror_slice.file.removal.removes(Kind::Threat),
+        searched: (db.decoding_budget() as u64 >= count.div_ceil(4) * 2)
+            .then(|| DecodedSlice::unknown(count)),
     });
     let mut lookup = DbLookup::new(db.clone());
     let mut moves = MoveList::new();
@@ -72,7 +82,12 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 } else {
                     generate_moves(&pos, &mut moves);
                 }
-                let derived = best_value(&mut lookup, mirror.as_ref(), &pos, moves.as_slice())?;
+                let derived = best_value(
+                    &mut lookup,
+                    mirror.as_mut(),
+                    &pos,
+                    moves.as_slice(),
+                )?;
                 if derived != stored {
                     return Err(solve_err!(
                         "ver {}: position {i} ({}) is stored as {stored} but its moves give {derived}",
@@ -98,7 +113,7 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
 #[inline]
 fn best_value(
     lookup: &mut DbLookup,
-    mirror: Option<&Mirror>,
+    mut mirror: Option<&mut Mirror>,
     pos: &Position,
     moves: &[Move],
 ) -> Result<Value> {
@@ -106,12 +121,24 @@ fn best_value(
     let mut children = QuietChildren::default();
     for m in moves {
         let child = pos.successor(m);
-        let v = match mirror {
-            Some(mirror) if is_stored_quiet(mirror, pos, m, &child) => {
+        let v = match mirror.as_mut() {
+            Some(mirror) if !is_conversion(pos, m) => {
                 let king_move = pos.kings & (1 << m.from) != 0;
-                mirror
-                    .values
-                    .get(children.index(&mirror.slice.index, &child, king_move))
+                let i = children.index(&mirror.slice.index, &child, king_move);
+                if is_stored_quiet(mirror, &child) {
+                    mirror.values.get(i)
+                } else if let Some(searched) = mirror.searched.as_mut() {
+                    match searched.get(i) {
+                        Value::Unknown => {
+                            let v = lookup.probe(&child)?;
+                            searched.set(i, v);
+                            v
+                        }
+                        v => v,
+                    }
+                } else {
+                    lookup.probe(&child)?
+                }
             }
             _ => lookup.probe(&child)?,
         };
@@ -124,12 +151,10 @@ fn best_value(
     Ok(best)
 }
 
-/// Whether the successor `child` of `pos` by `m` is a position of the mirror whose value
-/// the mirror stores: no conversion, no capture for its side to move, and not a removed
-/// capture threat.
+/// Whether `child`, a successor of the job's slice in its mirror (no conversion), is a
+/// position whose value the mirror stores: no capture for its side to move, and not a
+/// removed capture threat.
 #[inline(always)]
-fn is_stored_quiet(mirror: &Mirror, pos: &Position, m: &Move, child: &Position) -> bool {
-    !is_conversion(pos, m)
-        && !has_capture(child)
-        && (mirror.keeps_threats || !white_has_capture(child))
+fn is_stored_quiet(mirror: &Mirror, child: &Position) -> bool {
+    !has_capture(child) && (mirror.keeps_threats || !white_has_capture(child))
 }
