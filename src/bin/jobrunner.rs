@@ -121,7 +121,7 @@ struct BuildArgs {
     small_pair: u64,
     /// Switch from noio passes to the position queue when a pass resolves fewer than
     /// 1/R of the positions it looked at.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = nowdb::solve::stage::machine::QUE_RATIO)]
     que_ratio: u64,
     /// Seconds between two progress lines when stderr is not a terminal (a terminal gets a
     /// bar, redrawn five times a second).
