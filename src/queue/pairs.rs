@@ -29,8 +29,8 @@ use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::machine::{self, Effect, Facts};
 use crate::solve::stage::{
-    Stage, below_verified, is_verified, mark_verified, old_verified_marker, publish_pair,
-    que_input, reached, read_record, round_changes, verified_marker, write_record,
+    Stage, below_verified, is_verified, mark_verified, publish_pair, que_input, reached,
+    read_record, round_changes, verified_markers, write_record,
 };
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::collections::HashMap;
@@ -108,7 +108,9 @@ impl<'a> Readiness<'a> {
 
     /// Whether `ver` checked slice `s` (its marker, or where older sites kept it).
     fn verified(&mut self, s: &Slice) -> bool {
-        self.exists(verified_marker(self.site, s)) || self.exists(old_verified_marker(self.site, s))
+        verified_markers(self.site, s)
+            .into_iter()
+            .any(|m| self.exists(m))
     }
 
     fn stage(&mut self, pair: SlicePair) -> Result<Stage> {

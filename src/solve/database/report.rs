@@ -126,7 +126,8 @@ pub fn write_check(
             check_random(site, db, p, n, 0x9E37_79B9_7F4A_7C15, &mut progress).map_err(failed)?
         }
         None => {
-            let slices: Vec<_> = (built.into_iter())
+            let slices: Vec<_> = built
+                .into_iter()
                 .filter(|s| pieces.is_none_or(|p| s.pieces() == p))
                 .collect();
             check_every_position(site, db, &slices, threads, &mut progress).map_err(failed)?

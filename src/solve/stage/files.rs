@@ -108,26 +108,29 @@ pub fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
 }
 
 /// Where sites built before session 20 keep the marker (still read, never written).
-pub fn old_verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
+fn old_verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
     let version = crate::db::format::VERSION;
     site.root()
         .join(format!("work/ckpt/db-{s}.v{version}.verified"))
 }
 
+/// Where a slice's marker may be: its place, then where older sites keep it.
+pub fn verified_markers(site: &Site, s: &Slice) -> [std::path::PathBuf; 2] {
+    [verified_marker(site, s), old_verified_marker(site, s)]
+}
+
 /// Whether `ver` checked slice `s`'s compressed file (of the current format).
 pub fn is_verified(site: &Site, s: &Slice) -> bool {
-    verified_marker(site, s).exists() || old_verified_marker(site, s).exists()
+    verified_markers(site, s).iter().any(|m| m.exists())
 }
 
 /// Writes the verified markers of the slices.
 pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
+    let dir = site.root().join("work/verified");
+    std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
     for s in slices {
         let marker = verified_marker(site, s);
-        let write = || {
-            std::fs::create_dir_all(marker.parent().expect("in work/verified"))?;
-            std::fs::write(&marker, "")
-        };
-        write().map_err(|e| solve_err!("{}: {e}", marker.display()))?;
+        std::fs::write(&marker, "").map_err(|e| solve_err!("{}: {e}", marker.display()))?;
     }
     Ok(())
 }

@@ -12,8 +12,8 @@ pub mod machine;
 
 pub use files::{
     below_verified, database_stage, discard_work, finish_interrupted_publish, is_verified,
-    mark_verified, old_verified_marker, publish_pair, que_input, remove_checkpoints, round_changes,
-    verified_marker,
+    mark_verified, publish_pair, que_input, remove_checkpoints, round_changes, verified_marker,
+    verified_markers,
 };
 pub use machine::{Effect, Facts, Transition, noio_slice};
 
