@@ -104,7 +104,12 @@ pub fn finish_interrupted_publish(site: &Site, slices: &[Slice]) -> Result<()> {
 /// and a marker per slice there made that listing grow with the site (6,901 at 2..7).
 pub fn verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
     let version = crate::db::format::VERSION;
-    site.root().join(format!("work/verified/{s}.v{version}"))
+    verified_dir(site).join(format!("{s}.v{version}"))
+}
+
+/// The directory of the verified markers.
+fn verified_dir(site: &Site) -> std::path::PathBuf {
+    site.root().join("work/verified")
 }
 
 /// Where sites built before session 20 keep the marker (still read, never written).
@@ -126,7 +131,7 @@ pub fn is_verified(site: &Site, s: &Slice) -> bool {
 
 /// Writes the verified markers of the slices.
 pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
-    let dir = site.root().join("work/verified");
+    let dir = verified_dir(site);
     std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
     for s in slices {
         let marker = verified_marker(site, s);
