@@ -110,6 +110,13 @@ pub fn failed(op: FileOp, path: &Path, e: io::Error) -> io::Error {
     )
 }
 
+/// Where `program` is on the `PATH`, if it is there.
+pub fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
 /// Opens `path` for appending (a log, a list of events), creating it and, if missing, its
 /// directory; an error names the file. Each `write` of the result lands whole at the end,
 /// even with other writers.

@@ -230,6 +230,13 @@ pub fn check_name(name: &str) -> Result<(), HostsProblem> {
     Ok(())
 }
 
+/// Page buffers per work file when `runners` jobs share `memory_mb` (two work files a job).
+pub fn buffers_per_file(memory_mb: u64, runners: usize) -> usize {
+    let bytes = memory_mb << 20;
+    ((bytes / runners.max(1) as u64 / 2) / crate::solve::store::PAGE_BYTES as u64)
+        .clamp(16, 1 << 24) as usize
+}
+
 /// The site's retry policy: `SITE/hosts.toml`'s `[jobs]`, or the defaults without a
 /// hosts.toml.
 pub fn site_policy(site: &Path) -> Result<RetryPolicy, HostsError> {
@@ -249,9 +256,7 @@ impl Host {
     /// Page buffers (8 KiB each) per work file for one runner: the host's memory shared by its
     /// runners, each job holding up to two work files (a slice and its mirror).
     pub fn buffers_per_file(&self) -> usize {
-        let bytes = self.memory_mb << 20;
-        ((bytes / self.runners.max(1) as u64 / 2) / crate::solve::store::PAGE_BYTES as u64)
-            .clamp(16, 1 << 24) as usize
+        buffers_per_file(self.memory_mb, self.runners)
     }
 }
 

@@ -10,7 +10,9 @@
 //! - [`db`]: the compressed database: `build`, `ver` and the probe;
 //! - [`queue`]: queue files, lock files, done records and each pair's stage in files;
 //! - [`runner`]: the runner daemon and its running records; [`hosts`]: `hosts.toml`;
-//!   [`mail`]: alerts for the operators (spooled, then sent with lettre).
+//!   [`mail`]: alerts for the operators (spooled, then sent with lettre);
+//! - [`monitor`], [`watch`], [`slurm`]: who supplies and watches the runners (wsmonitor and
+//!   dbstart over ssh, wswatch on a workstation, Slurm pilots on a cluster).
 
 pub mod board;
 pub mod budget;
@@ -32,6 +34,7 @@ pub mod queue;
 pub mod rng;
 pub mod runner;
 pub mod slice;
+pub mod slurm;
 /// The indexing of a slice (Appendix B) lives with the slices it counts: `slice::index`.
 pub use slice::index;
 pub mod solve;

@@ -89,6 +89,22 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// A field of a `/proc/meminfo` text, in KiB (`MemTotal:`, `MemAvailable:`).
+pub fn meminfo_field(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// This machine's memory in MB (0 when /proc/meminfo cannot be read).
+pub fn total_memory_mb() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    meminfo_field(&text, "MemTotal:").unwrap_or(0) >> 10
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

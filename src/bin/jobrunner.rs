@@ -85,6 +85,34 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Run as a Slurm pilot (what `dbstart --slurm` submits; inside a Slurm job only): a
+    /// daemon named after the array task (`slurm-<array job>_<task>`), one runner per CPU
+    /// Slurm granted, page buffers from the memory it granted, ending when the build is
+    /// done. SIGTERM (scancel, requeue, preemption, the time limit's signal) checkpoints and
+    /// requeues its jobs; pilots gone silent (SIGKILL, a failed node) are recovered by the
+    /// others.
+    Pilot {
+        /// Queue letters to take from, in order.
+        #[arg(long, default_value = "pnsm")]
+        queues: String,
+        /// Runners [default: the CPUs Slurm granted].
+        #[arg(long)]
+        runners: Option<usize>,
+        /// Memory to size page buffers from, in MB [default: what Slurm granted, else the
+        /// node's]; three quarters of it go to page buffers.
+        #[arg(long)]
+        memory_mb: Option<u64>,
+        /// Longest wait in seconds between looks at the queues when idle.
+        #[arg(long, default_value_t = 5.0)]
+        poll_secs: f64,
+        /// At most this many pilots wait while nothing is runnable; one more ends.
+        #[arg(long)]
+        max_waiting: Option<usize>,
+        /// A pilot with no heartbeat for this long that Slurm no longer runs is lost: its
+        /// jobs are requeued from their checkpoints.
+        #[arg(long, default_value_t = 120)]
+        lost_after_secs: u64,
+    },
     /// Check every solved slice against its successors (each value must be the best value
     /// among its moves); prints the first mismatch with its FEN and exits non-zero.
     Verify {
@@ -200,8 +228,36 @@ fn main() -> ExitCode {
                 poll: std::time::Duration::from_secs_f64(poll_secs),
                 until_empty,
                 dry_run,
+                max_waiting: None,
             };
             let r = nowdb::runner::daemon_command(&site, &a, json, &mut out);
+            nowdb::cli::finish("jobrunner", r)
+        }
+        Command::Pilot {
+            queues,
+            runners,
+            memory_mb,
+            poll_secs,
+            max_waiting,
+            lost_after_secs,
+        } => {
+            let poll = match poll_secs {
+                p if p > 0.0 && p.is_finite() => std::time::Duration::from_secs_f64(p),
+                p => {
+                    let e = format!("--poll-secs {p}: must be a positive number of seconds");
+                    return nowdb::cli::finish("jobrunner", Err(e.into()));
+                }
+            };
+            let a = nowdb::slurm::pilot::PilotArgs {
+                queues,
+                runners,
+                memory_mb,
+                checkpoint_secs: args.checkpoint_secs,
+                poll,
+                max_waiting,
+                lost_after: std::time::Duration::from_secs(lost_after_secs),
+            };
+            let r = nowdb::slurm::pilot::pilot_command(&site, &a, json, &mut out);
             nowdb::cli::finish("jobrunner", r)
         }
         Command::Verify { runners } => {

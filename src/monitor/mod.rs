@@ -103,7 +103,7 @@ pub fn answers(ssh: &str, timeout: Duration) -> bool {
 /// each used an attempt (`why`: the host crashed or rebooted) and goes back to the top of
 /// its queue to resume from its checkpoint on any host, or is held after its last attempt.
 #[allow(clippy::too_many_arguments)]
-fn requeue_host_jobs(
+pub(crate) fn requeue_host_jobs(
     site: &Site,
     here: &Machine,
     host: &str,
@@ -157,7 +157,7 @@ fn requeue_host_jobs(
 /// Breaks the site's locks held by `dead` (see [`lock::break_host_locks`]) before its jobs
 /// are settled: settling takes the queue and pair locks a crashed host may have died holding,
 /// and no other host would ever break them. Each broken lock is logged.
-fn break_dead_locks(
+pub(crate) fn break_dead_locks(
     site: &Site,
     here: &Machine,
     dead: &lock::DeadHost,

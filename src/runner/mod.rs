@@ -219,6 +219,9 @@ pub struct DaemonArgs {
     pub poll: Duration,
     pub until_empty: bool,
     pub dry_run: bool,
+    /// At most this many daemons of the site wait with nothing runnable (see
+    /// [`daemon::DaemonOptions::max_waiting`]).
+    pub max_waiting: Option<usize>,
 }
 
 /// Resolves the daemon's options: this host's `[[host]]` table in `hosts.toml` (by hostname,
@@ -290,6 +293,8 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> crate::error::Result<daemo
         echo: true,
         mail,
         policy,
+        max_waiting: a.max_waiting,
+        tend: None,
     })
 }
 
@@ -302,6 +307,16 @@ pub fn daemon_command(
 ) -> Result<(), CliError> {
     let opts = daemon_options(site, args)?;
     let s = daemon::run_daemon(site, &opts)?;
+    report_daemon(&opts, &s, json, out)
+}
+
+/// A daemon's summary on `out` (a JSON line with `json`); its error, if any, as the result.
+pub fn report_daemon(
+    opts: &daemon::DaemonOptions,
+    s: &daemon::DaemonSummary,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let secs = s.elapsed.as_secs_f64();
     let text = if json {
         crate::cli::json_line(&serde_json::json!({
@@ -332,8 +347,8 @@ pub fn daemon_command(
         )
     };
     out.write_all(text.as_bytes()).map_err(output_error)?;
-    match s.error {
-        Some(e) => Err(CliError::Failed(e)),
+    match &s.error {
+        Some(e) => Err(CliError::Failed(e.clone())),
         None => Ok(()),
     }
 }

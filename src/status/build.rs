@@ -70,6 +70,8 @@ struct RunnerRow {
 /// running record, and the failed jobs' tally.
 pub struct Runners {
     hosts: Vec<(crate::hosts::Host, String)>,
+    /// Slurm pilots (`slurm/pilots/`), with their heartbeat's time.
+    pilots: Vec<(crate::slurm::PilotRecord, Option<u64>)>,
     rows: Vec<RunnerRow>,
     tally: super::held::Tally,
     now: u64,
@@ -115,8 +117,16 @@ pub fn runners(site: &Site) -> Result<Runners, CliError> {
             (h, health)
         })
         .collect();
+    let pilots = crate::slurm::read_pilots(site)?
+        .into_iter()
+        .map(|p| {
+            let beat = crate::monitor::read_heartbeat(site, &p.host).map(|(_, t)| t);
+            (p, beat)
+        })
+        .collect();
     Ok(Runners {
         hosts,
+        pilots,
         rows,
         tally,
         now,
@@ -143,6 +153,14 @@ impl Runners {
             .rows
             .iter()
             .map(|r| {
+                let pilot = self.pilot(&r.host).map(|p| {
+                    serde_json::json!({
+                        "job_id": p.job_id,
+                        "array_job_id": p.array_job_id,
+                        "array_task_id": p.array_task_id,
+                        "node": p.node,
+                    })
+                });
                 serde_json::json!({
                     "host": r.host,
                     "runner": r.runner,
@@ -152,16 +170,32 @@ impl Runners {
                     "positions": r.size,
                     "step": r.step,
                     "since": rfc3339(r.since),
+                    "slurm": pilot,
                 })
+            })
+            .collect();
+        let ps: Vec<serde_json::Value> = self
+            .pilots
+            .iter()
+            .map(|(p, beat)| {
+                let mut v = p.json();
+                v["heartbeat_secs_ago"] = beat.map(|t| self.now.saturating_sub(t)).into();
+                v["jobs_now"] = self.rows.iter().filter(|r| r.host == p.host).count().into();
+                v
             })
             .collect();
         serde_json::json!({
             "hosts": hs,
+            "pilots": ps,
             "running": rs,
             "retried": self.tally.retried,
             "waiting_to_retry": self.tally.waiting,
             "held": self.tally.held,
         })
+    }
+
+    fn pilot(&self, host: &str) -> Option<&crate::slurm::PilotRecord> {
+        self.pilots.iter().map(|(p, _)| p).find(|p| p.host == host)
     }
 
     /// The table of `dbstatus runners`.
@@ -173,6 +207,31 @@ impl Runners {
             t += &format!(
                 "# host {}: queues {}, {} runner(s), {} MB; {busy} job(s) now; {health}\n",
                 h.name, h.queue, h.runners, h.memory_mb,
+            );
+        }
+        for (p, beat) in &self.pilots {
+            let busy = rows.iter().filter(|r| r.host == p.host).count();
+            let beat = match beat {
+                Some(b) => format!("heartbeat {}s ago", now.saturating_sub(*b)),
+                None => "no heartbeat".into(),
+            };
+            t += &format!(
+                "# pilot {}: {}; {busy} job(s) now; {beat}\n",
+                p.host,
+                p.describe(now)
+            );
+        }
+        let failed: Vec<&str> = self
+            .pilots
+            .iter()
+            .filter(|(p, _)| p.failed())
+            .map(|(p, _)| p.host.as_str())
+            .collect();
+        if !failed.is_empty() {
+            t += &format!(
+                "# {} pilot(s) ended non-zero or were lost: {} (their logs: logs/<pilot>.log, logs/slurm-<job>.out)\n",
+                failed.len(),
+                failed.join(", ")
             );
         }
         t += "host\trunner\tstate\tjob\tprogress\tsince\n";

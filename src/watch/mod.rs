@@ -161,14 +161,7 @@ pub fn cpu_counters(proc_stat: &Path) -> Option<(u64, u64)> {
 /// Whether a quarter of the memory is available (a suspended job may keep its pages).
 pub fn memory_allows_suspend(meminfo: &Path) -> bool {
     let text = std::fs::read_to_string(meminfo).unwrap_or_default();
-    let field = |k: &str| -> Option<u64> {
-        text.lines()
-            .find(|l| l.starts_with(k))?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
+    let field = |k: &str| crate::procfs::meminfo_field(&text, k);
     match (field("MemAvailable:"), field("MemTotal:")) {
         (Some(a), Some(t)) => a * 4 >= t,
         _ => false,

@@ -26,6 +26,9 @@
 
 mod ending;
 mod settle;
+mod waiting;
+
+pub use waiting::{Tend, TendTask, waiting_dir};
 
 use super::child::{self, ChildEnd};
 use super::log::Log;
@@ -72,6 +75,11 @@ pub struct DaemonOptions {
     pub mail: Option<crate::mail::MailConfig>,
     /// Retries, holds and hung jobs (hosts.toml `[jobs]`).
     pub policy: RetryPolicy,
+    /// At most this many daemons of the site wait with nothing runnable (`waiting/`); one
+    /// more ends instead (a batch job's allocation is held only while it is useful).
+    pub max_waiting: Option<usize>,
+    /// Work done every so often beside the runners (a Slurm pilot recovers lost pilots).
+    pub tend: Option<Tend>,
 }
 
 /// What a daemon did.
@@ -120,6 +128,10 @@ struct Daemon<'a> {
     verdict: OnceLock<String>,
     /// Records whose settling failed (disk full, file server away), tried again every loop.
     unsettled: Mutex<Vec<(PathBuf, RunningRecord, Ending)>>,
+    /// Runners with a job now: the daemon waits (`waiting/`) only when none has one.
+    busy: std::sync::atomic::AtomicUsize,
+    /// When this daemon began to wait with nothing runnable, while it does.
+    waiting_since: Mutex<Option<u64>>,
 }
 
 /// How one runner ended.
@@ -420,23 +432,28 @@ impl Daemon<'_> {
                     );
                     return Ok(End::Finished);
                 }
-                Ok(Some((q, QueueLine::Job(job), path))) => match self.run(k, &q, job, &path) {
-                    Ok(Some(end)) => return Ok(end),
-                    Ok(None) => {}
-                    Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),
-                    // The record stays; the runner goes on (it is settled once its
-                    // processes are gone, by the next daemon of this host at the latest).
-                    Err(e) if !self.opts.until_empty => {
-                        self.say(k, &format!("error running \"{job}\": {e}"));
+                Ok(Some((q, QueueLine::Job(job), path))) => {
+                    match self.run_counted(k, &q, job, &path) {
+                        Ok(Some(end)) => return Ok(end),
+                        Ok(None) => {}
+                        Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),
+                        // The record stays; the runner goes on (it is settled once its
+                        // processes are gone, by the next daemon of this host at the latest).
+                        Err(e) if !self.opts.until_empty => {
+                            self.say(k, &format!("error running \"{job}\": {e}"));
+                        }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => return Err(e),
-                },
+                }
                 Ok(None) => {
                     if self.opts.until_empty
                         && !self.paused()
                         && let Some(end) = self.until_empty_end()?
                     {
                         return Ok(end);
+                    }
+                    if self.too_many_waiting(k) {
+                        return Ok(End::Finished);
                     }
                     self.wake.wait(seen, self.opts.poll);
                 }
@@ -549,6 +566,8 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         held: AtomicU64::new(0),
         requeued: AtomicU64::new(0),
         verdict: OnceLock::new(),
+        busy: std::sync::atomic::AtomicUsize::new(0),
+        waiting_since: Mutex::new(None),
         unsettled: Mutex::default(),
     };
     let t0 = Instant::now();
@@ -580,6 +599,10 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
     let runners_done = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<Result<End>> = std::thread::scope(|scope| {
         scope.spawn(|| d.supervise(&runners_done));
+        if let Some(t) = &opts.tend {
+            let (d, done) = (&d, &runners_done);
+            scope.spawn(move || d.tend(t, done));
+        }
         let handles: Vec<_> = (0..opts.runners)
             .map(|k| {
                 let d = &d;
@@ -594,6 +617,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         results
     });
     drop(watcher);
+    d.leave_waiting();
     // Alerts still being sent go out before the daemon ends, and one last try for the rest.
     for m in d.mailers.lock().expect("mailers").drain(..) {
         let _ = m.join();

@@ -1,0 +1,136 @@
+//! Two things a daemon does for a pool of batch jobs (Slurm pilots) rather than of
+//! workstations: it ends when enough other daemons already wait with nothing runnable
+//! (`max_waiting`, counted through `waiting/<host>` files), and it runs a periodic task
+//! beside its runners (`Tend`: a pilot's recovery of pilots that died without a word).
+
+use super::*;
+
+/// A periodic task; it gets a function that writes a line to the daemon's log.
+pub type TendTask = Arc<dyn Fn(&dyn Fn(&str)) + Send + Sync>;
+
+/// A task a daemon runs every `every` in a thread of its own until its runners end.
+#[derive(Clone)]
+pub struct Tend {
+    pub every: Duration,
+    pub task: TendTask,
+}
+
+impl std::fmt::Debug for Tend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tend every {:?}", self.every)
+    }
+}
+
+/// `waiting/`: one file per daemon that waits with nothing runnable, holding since when.
+pub fn waiting_dir(site: &Site) -> PathBuf {
+    site.root().join("waiting")
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Waiting {
+    since: u64,
+}
+
+impl Daemon<'_> {
+    /// Runs a taken job, counted as busy while it runs; a waiting daemon stops waiting.
+    pub(super) fn run_counted(
+        &self,
+        runner: usize,
+        queue: &Queue,
+        q: QueuedJob,
+        path: &Path,
+    ) -> Result<Option<End>> {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.leave_waiting();
+        let r = self.run(runner, queue, q, path);
+        self.busy.fetch_sub(1, Ordering::SeqCst);
+        r
+    }
+
+    /// With `max_waiting`: registers this daemon as waiting when none of its runners has a
+    /// job, and says whether it should end because as many daemons waited before it. The
+    /// order is by the time each began to wait (then by host), so that every daemon agrees
+    /// on which ones stay. A file not rewritten for a while is a dead daemon's and not
+    /// counted (it is rewritten at every look at the queues).
+    pub(super) fn too_many_waiting(&self, runner: usize) -> bool {
+        let Some(max) = self.opts.max_waiting else {
+            return false;
+        };
+        if self.busy.load(Ordering::SeqCst) > 0 || STOP.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = now_secs();
+        let since = *self
+            .waiting_since
+            .lock()
+            .expect("waiting")
+            .get_or_insert(now);
+        let dir = waiting_dir(self.site);
+        let mine = dir.join(&self.opts.host);
+        let volatile = crate::files::Durability::Volatile;
+        if let Err(e) = crate::state::write(&mine, &Waiting { since }, volatile) {
+            self.say(
+                runner,
+                &format!("could not record that this daemon waits: {e}"),
+            );
+            return false;
+        }
+        let fresh = Duration::from_secs(30) + 3 * self.opts.poll;
+        let mut waiting: Vec<(u64, String)> = Vec::new();
+        for (name, path) in crate::files::list(&dir).unwrap_or_default() {
+            let young = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age <= fresh);
+            let w: Option<Waiting> = crate::state::read(&path, "waiting", &[]).ok().flatten();
+            if let Some(w) = w
+                && (young || name == self.opts.host)
+            {
+                waiting.push((w.since, name));
+            }
+        }
+        waiting.sort();
+        let rank = waiting
+            .iter()
+            .position(|(_, h)| *h == self.opts.host)
+            .unwrap_or(0);
+        if rank < max {
+            return false;
+        }
+        self.say(
+            runner,
+            &format!(
+                "nothing runnable and {} daemon(s) already wait (at most {max}): this one ends",
+                rank
+            ),
+        );
+        self.leave_waiting();
+        true
+    }
+
+    /// This daemon no longer waits (it took a job, or it ends).
+    pub(super) fn leave_waiting(&self) {
+        if self.opts.max_waiting.is_none() {
+            return;
+        }
+        if self.waiting_since.lock().expect("waiting").take().is_some()
+            || STOP.load(Ordering::Relaxed)
+        {
+            let _ = std::fs::remove_file(waiting_dir(self.site).join(&self.opts.host));
+        }
+    }
+
+    /// Runs `t` every `t.every` until the runners end.
+    pub(super) fn tend(&self, t: &Tend, runners_done: &std::sync::atomic::AtomicBool) {
+        let log = |m: &str| self.say(0, m);
+        let mut due = Instant::now();
+        while !runners_done.load(Ordering::Relaxed) {
+            if Instant::now() >= due {
+                (t.task)(&log);
+                due = Instant::now() + t.every;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}

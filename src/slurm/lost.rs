@@ -1,0 +1,132 @@
+//! Pilots that died without a word (SIGKILL, a node failure, the OOM killer): their
+//! heartbeat stops. Every pilot looks every so often; a pilot whose heartbeat is older than
+//! `lost_after` and that Slurm no longer runs is *lost*: its locks are broken, its running
+//! jobs go back to the top of their queues (each used an attempt; its checkpoint makes it
+//! resume), its record says so and the operator is mailed: wsmonitor's crashed host, with
+//! Slurm instead of an ssh port as the judge of life.
+
+use super::{PilotRecord, read_pilots};
+use crate::error::Result;
+use crate::lock::{DeadHost, Machine};
+use crate::queue::held::RetryPolicy;
+use crate::solve::Site;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Slurm's states in which a job's processes may still live (a suspended pilot writes no
+/// heartbeat, yet it will go on).
+const ALIVE: [&str; 8] = [
+    "RUNNING",
+    "COMPLETING",
+    "CONFIGURING",
+    "SUSPENDED",
+    "STOPPED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "RESIZING",
+];
+
+/// Runs `cmd` for at most `limit`; its standard output and error, or `None` when it could
+/// not be run or did not end in time (a controller that does not answer).
+pub(super) fn output_within(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let t0 = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return child.wait_with_output().ok(),
+            Ok(None) if t0.elapsed() < limit => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// Whether Slurm still runs job `job_id`: `Some(false)` when it says the job is in no live
+/// state (or no longer knows it), `None` when it cannot be asked.
+pub fn slurm_runs(job_id: u64) -> Option<bool> {
+    let out = output_within(
+        Command::new("squeue").args(["-h", "-j", &job_id.to_string(), "-o", "%T"]),
+        Duration::from_secs(30),
+    )?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return err.contains("Invalid job id").then_some(false);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(text.lines().any(|s| ALIVE.contains(&s.trim())))
+}
+
+/// The last sign of life of a pilot: its heartbeat, or its start when it wrote none yet.
+fn last_seen(site: &Site, p: &PilotRecord) -> u64 {
+    let beat = crate::runner::host_files::read_heartbeat(site, &p.host).map_or(0, |(_, t)| t);
+    beat.max(p.started)
+}
+
+/// Recovers the pilots other than `here` found lost at `now` (see the module): returns what
+/// was done, a line per pilot. `runs` asks Slurm whether a job lives ([`slurm_runs`] in
+/// production).
+pub fn recover_lost(
+    site: &Site,
+    here: &Machine,
+    policy: &RetryPolicy,
+    lost_after: Duration,
+    runs: &dyn Fn(u64) -> Option<bool>,
+    rep: &mut crate::mail::Reporter,
+    now: u64,
+) -> Result<Vec<String>> {
+    let mut done = Vec::new();
+    for p in read_pilots(site)? {
+        if p.state != "running" || p.host == here.host {
+            continue;
+        }
+        let seen = last_seen(site, &p);
+        let silent = now.saturating_sub(seen);
+        if silent <= lost_after.as_secs() || runs(p.job_id) == Some(true) {
+            continue;
+        }
+        // Another pilot may have recovered it meanwhile, or a requeued run of it started.
+        let current: Option<PilotRecord> =
+            crate::state::read(&PilotRecord::path(site, &p.host), "pilot record", &[])?;
+        if current.as_ref() != Some(&p) {
+            continue;
+        }
+        let why = format!(
+            "pilot {} (Slurm job {} on {}) lost: no heartbeat for {silent}s and Slurm no longer runs it",
+            p.host, p.slurm_job, p.node
+        );
+        // Slurm says no process of it lives: every lock it holds is dead, whenever taken.
+        let dead = DeadHost {
+            host: &p.host,
+            keep_boot: None,
+            taken_by: Some(now),
+        };
+        crate::monitor::break_dead_locks(site, here, &dead, rep, now)?;
+        let jobs =
+            crate::monitor::requeue_host_jobs(site, here, &p.host, None, &why, policy, rep, now)?;
+        PilotRecord {
+            state: "lost".into(),
+            ended: now,
+            why: Some(format!(
+                "no heartbeat for {silent}s; Slurm no longer runs it"
+            )),
+            ..p.clone()
+        }
+        .write(site)?;
+        let line = format!(
+            "{why}; requeued {} job(s) at the top: {}",
+            jobs.len(),
+            jobs.join(", ")
+        );
+        rep.act(now, &format!("pilot {} lost", p.host), &line);
+        done.push(line);
+    }
+    Ok(done)
+}
