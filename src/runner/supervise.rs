@@ -82,12 +82,15 @@ impl Children {
             .unwrap_or_default()
     }
 
-    /// Passes a stop request on: SIGTERM to each child not yet told.
+    /// Passes a stop request on: SIGTERM to each child not yet told, then SIGCONT, since a
+    /// suspended job (wswatch's SIGSTOP, a debugger, a batch system's suspend) cannot
+    /// checkpoint until it runs again.
     pub fn stop_all(&self) {
         for (&pid, w) in self.map.lock().expect("children").iter_mut() {
             if !w.did.stopped {
                 w.did.stopped = true;
                 signal(pid, nix::sys::signal::Signal::SIGTERM);
+                signal(pid, nix::sys::signal::Signal::SIGCONT);
             }
         }
     }

@@ -120,11 +120,10 @@ pub fn recover_lost(
             ..p.clone()
         }
         .write(site)?;
-        let line = format!(
-            "{why}; requeued {} job(s) at the top: {}",
-            jobs.len(),
-            jobs.join(", ")
-        );
+        let line = match jobs.len() {
+            0 => format!("{why}; it was running no job"),
+            n => format!("{why}; requeued {n} job(s) at the top: {}", jobs.join(", ")),
+        };
         rep.act(now, &format!("pilot {} lost", p.host), &line);
         done.push(line);
     }

@@ -240,6 +240,13 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
             "--max-waiting must be at least 1 (a waiting pilot recovers lost ones)".into(),
         ));
     }
+    for program in [&o.sbatch, &o.squeue] {
+        if !program.contains('/') && crate::files::find_on_path(program).is_none() {
+            return Err(SubmitError::NoSlurm {
+                program: program.clone(),
+            });
+        }
+    }
     let root = std::path::absolute(site.root()).map_err(|e| {
         crate::error::Error::io(format_args!("finding {}", site.root().display()), e)
     })?;
