@@ -18,10 +18,10 @@
 mod common;
 
 use common::fixture::{self, ADDQ, DBSTART, DBSTATUS, JOBRUNNER, WSMONITOR};
+use common::pool::{self, diagnostics, still_running, wait_for_long_job};
 use common::site::assert_same_build;
 use nowdb::queue::{done, held};
-use nowdb::runner::record;
-use nowdb::solve::{Site, checkpoint};
+use nowdb::solve::Site;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -258,73 +258,6 @@ impl Drop for Cluster {
     }
 }
 
-/// What a failed wait prints: the last lines of every log, the running records, heartbeats
-/// and queue lengths of the site.
-fn diagnostics(site: &Path) -> String {
-    let mut out = String::new();
-    let tail = |path: &Path, n: usize| {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(n)..].join("\n")
-    };
-    for dir in ["logs", "running", "heartbeats", "queues", "pause"] {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(site.join(dir))
-            .into_iter()
-            .flatten()
-            .map(|e| e.unwrap().path())
-            .collect();
-        names.sort();
-        for path in names {
-            let n = if dir == "logs" { 25 } else { 3 };
-            out += &format!("--- {}\n{}\n", path.display(), tail(&path, n));
-        }
-    }
-    out
-}
-
-/// Waits for a running record of host `host`'s boot `boot` on a range of 4+ pages with a
-/// checkpoint. A record of an earlier boot is a crashed runner's, not yet recovered: crashing
-/// the host again for it would crash it in a loop (CI did, for half an hour).
-fn wait_for_long_job(
-    site: &Path,
-    host: &str,
-    boot: &str,
-    deadline: Instant,
-) -> (PathBuf, record::RunningRecord) {
-    let s = Site::new(site);
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "host {host} never ran a long job\n{}",
-            diagnostics(site)
-        );
-        for (path, rec) in record::read_host(&s, host).unwrap_or_default() {
-            let Ok((_, job)) = rec.job() else { continue };
-            if rec.child != 0
-                && rec.boot_id == boot
-                && job.last - job.first >= 4 * 32768
-                && s.checkpoint_file(&job).exists()
-            {
-                return (path, rec);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether the host was crashed in the middle of the job of `rec`: its record is there, the
-/// job is not done (a crash after the done record, before the running record goes, costs no
-/// attempt) and its checkpoint is not the final one (a job child that had finished before
-/// its daemon recorded it is run again from its complete checkpoint, not resumed: these
-/// jobs take a tenth of a second, so the test met that window).
-fn still_running(site: &Path, path: &Path, rec: &record::RunningRecord) -> bool {
-    let (_, job) = rec.job().unwrap();
-    let s = Site::new(site);
-    std::fs::read_to_string(path).is_ok_and(|t| t.contains(&rec.line))
-        && !done::record_path(&s, &job).exists()
-        && matches!(checkpoint::load(&s, &job), Ok(Some(c)) if !c.complete)
-}
-
 fn maildir_text(dir: &Path) -> String {
     let mut all = String::new();
     for sub in ["new", "cur"] {
@@ -416,7 +349,9 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     // Host 2 reboots mid-job: down and up again at once, with a new boot id (and again with
     // the next long job if the one seen had just ended when the host went down).
     let rebooted = loop {
-        let (record, rec) = wait_for_long_job(&site, "h2", &c.boot_id(2), deadline);
+        let boot = c.boot_id(2);
+        let (record, rec) =
+            wait_for_long_job(&site, deadline, |r| r.host == "h2" && r.boot_id == boot);
         c.crash(2);
         // Read before the host is back: wsmonitor requeues the record as soon as it is.
         let mid_job = still_running(&site, &record, &rec);
@@ -430,7 +365,9 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     // Killed mid-job: the host's record must still be there (unless the job had just ended,
     // then try again with the next one).
     let (killed, record) = loop {
-        let (record, killed) = wait_for_long_job(&site, "h1", &c.boot_id(1), deadline);
+        let boot = c.boot_id(1);
+        let (record, killed) =
+            wait_for_long_job(&site, deadline, |r| r.host == "h1" && r.boot_id == boot);
         c.crash(1);
         if still_running(&site, &record, &killed) {
             break (killed, record);
@@ -467,29 +404,12 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     c.boot(1);
 
     // The build finishes: queues empty, nothing running, every slice verified.
-    loop {
+    while !pool::build_finished(&site, 5) {
         assert!(
             Instant::now() < deadline,
             "the build did not finish\n{}",
             diagnostics(&site)
         );
-        let queued: usize = ["prime", "small"]
-            .iter()
-            .map(|q| {
-                std::fs::read_to_string(site.join("queues").join(q))
-                    .unwrap_or_default()
-                    .lines()
-                    .count()
-            })
-            .sum();
-        let verified = nowdb::slice::plan(5).pairs().all(|p| {
-            p.slices()
-                .iter()
-                .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
-        });
-        if queued == 0 && record::read_all(&s).unwrap_or_default().is_empty() && verified {
-            break;
-        }
         std::thread::sleep(Duration::from_millis(500));
     }
     let log = std::fs::read_to_string(&monitor_log).unwrap();

@@ -6,6 +6,7 @@ pub mod brute;
 pub mod dirs;
 pub mod fixture;
 pub mod parts;
+pub mod pool;
 pub mod queue_stress;
 pub mod reference;
 pub mod site;

@@ -14,6 +14,8 @@ pub enum Part {
     Sshfs,
     Netns,
     Aiosmtpd,
+    /// Slurm's daemons and client commands, and munge.
+    Slurm,
 }
 
 fn on_path(program: &str) -> bool {
@@ -38,6 +40,18 @@ fn missing(part: Part) -> Option<(&'static str, &'static str)> {
             .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success()),
+        Part::Slurm => {
+            ["sbatch", "squeue", "scontrol", "scancel", "sinfo"]
+                .iter()
+                .all(|p| on_path(p))
+                && [
+                    "/usr/sbin/slurmctld",
+                    "/usr/sbin/slurmd",
+                    "/usr/sbin/munged",
+                ]
+                .iter()
+                .all(|p| Path::new(p).is_file())
+        }
     };
     if there {
         return None;
@@ -56,6 +70,10 @@ fn missing(part: Part) -> Option<(&'static str, &'static str)> {
         Part::Aiosmtpd => (
             "the SMTP server aiosmtpd for python3",
             "python3 -m pip install aiosmtpd",
+        ),
+        Part::Slurm => (
+            "Slurm (slurmctld, slurmd, sbatch, squeue, scontrol, scancel, sinfo) and munged",
+            "apt-get install slurmctld slurmd slurm-client munge",
         ),
     })
 }

@@ -1,0 +1,103 @@
+//! Watching a pool of runners work on a site (the workstation cluster and the Slurm pilots):
+//! what a failed wait prints, waiting for a job worth interrupting, whether it is still in
+//! the middle, and whether the build is finished.
+
+use nowdb::queue::done;
+use nowdb::runner::record::{self, RunningRecord};
+use nowdb::solve::{Site, checkpoint};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What a failed wait prints: the last lines of every log, the running records, heartbeats,
+/// queue lengths and pilot records of the site.
+pub fn diagnostics(site: &Path) -> String {
+    let mut out = String::new();
+    let tail = |path: &Path, n: usize| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    };
+    for dir in [
+        "logs",
+        "running",
+        "heartbeats",
+        "queues",
+        "pause",
+        "slurm/pilots",
+    ] {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(site.join(dir))
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        names.sort();
+        for path in names {
+            let n = if dir == "logs" { 25 } else { 3 };
+            out += &format!("--- {}\n{}\n", path.display(), tail(&path, n));
+        }
+    }
+    out
+}
+
+/// Waits for a running record that `accept` takes, of a job on a range of 4+ pages whose
+/// child runs and that has a checkpoint: a job worth interrupting.
+pub fn wait_for_long_job(
+    site: &Path,
+    deadline: Instant,
+    accept: impl Fn(&RunningRecord) -> bool,
+) -> (PathBuf, RunningRecord) {
+    let s = Site::new(site);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no runner ran a long job\n{}",
+            diagnostics(site)
+        );
+        for (path, rec) in record::read_all(&s).unwrap_or_default() {
+            let Ok((_, job)) = rec.job() else { continue };
+            if rec.child != 0
+                && accept(&rec)
+                && job.last - job.first >= 4 * 32768
+                && s.checkpoint_file(&job).exists()
+            {
+                return (path, rec);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether the job of `rec` is still in the middle: its record is there, the job is not
+/// done (a stop after the done record, before the running record goes, costs no attempt)
+/// and its checkpoint is not the final one (a job child that had finished before its daemon
+/// recorded it is run again from its complete checkpoint, not resumed: these jobs take a
+/// tenth of a second, so the tests met that window).
+pub fn still_running(site: &Path, path: &Path, rec: &RunningRecord) -> bool {
+    let (_, job) = rec.job().unwrap();
+    let s = Site::new(site);
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(&rec.line))
+        && !done::record_path(&s, &job).exists()
+        && matches!(checkpoint::load(&s, &job), Ok(Some(c)) if !c.complete)
+}
+
+/// Whether a build of 2..`pieces` is finished: no job queued, none running, every slice
+/// verified.
+pub fn build_finished(site: &Path, pieces: u32) -> bool {
+    let s = Site::new(site);
+    let queued: usize = ["prime", "nonprime", "slow", "small"]
+        .iter()
+        .map(|q| {
+            std::fs::read_to_string(site.join("queues").join(q))
+                .unwrap_or_default()
+                .lines()
+                .count()
+        })
+        .sum();
+    let verified = nowdb::slice::plan(pieces).pairs().all(|p| {
+        p.slices()
+            .iter()
+            .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
+    });
+    queued == 0 && record::read_all(&s).unwrap_or_default().is_empty() && verified
+}

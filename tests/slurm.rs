@@ -1,0 +1,419 @@
+//! The queues drained by Slurm pilots on a real Slurm cluster (issue: the pool is a cluster):
+//! Debian's slurmctld and slurmd with munge, started by `scripts/slurm-cluster` on three
+//! network-namespace nodes whose site is an sshfs mount of a file server's directory at the
+//! same path on every node. `dbstart --slurm 5` submits the pilots; 2..5 pieces are built
+//! through them while
+//!
+//! - one pilot is `scontrol requeue`d in the middle of a phase job,
+//! - one is `scancel`led in the middle of a phase job,
+//! - one is killed with SIGKILL (daemon and job, as a node failure would),
+//! - one reaches its time limit (cut short with `scontrol update`) in the middle of a phase
+//!   job and gets the `--signal` SIGTERM first.
+//!
+//! Each of these phase jobs is held still (SIGSTOP) once it has a checkpoint, so that it is
+//! surely in the middle when Slurm acts. The build still ends by itself, byte-identical to
+//! the in-process build, with no job held, and the operator sees each pilot's Slurm job, node
+//! and end in `dbstatus runners`. A second `dbstart --slurm 5` submits nothing; one with a
+//! partition the cluster lacks is Slurm's own error and submits nothing.
+//!
+//! Needs root, Slurm, munge, sshd, sshfs and iproute2 (`scripts/test` installs them).
+
+mod common;
+
+use common::fixture::{self, ADDQ, DBSTART, DBSTATUS, JOBRUNNER, text};
+use common::parts::{Part, require};
+use common::pool::{build_finished, diagnostics, still_running, wait_for_long_job};
+use common::site::assert_same_build;
+use nowdb::queue::{done, held};
+use nowdb::runner::record::{self, RunningRecord};
+use nowdb::slurm::PilotRecord;
+use nowdb::solve::Site;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-cluster");
+
+/// A cluster started by `scripts/slurm-cluster`, stopped when dropped.
+struct Cluster {
+    dir: PathBuf,
+    site: PathBuf,
+}
+
+impl Cluster {
+    fn start(nodes: usize) -> Cluster {
+        require(&[
+            Part::Root,
+            Part::Slurm,
+            Part::Sshd,
+            Part::Sshfs,
+            Part::Netns,
+        ]);
+        let dir = fixture::scratch_path("slurm", "cluster");
+        let site = dir.join("site");
+        let c = Cluster {
+            dir: dir.clone(),
+            site,
+        };
+        let t0 = Instant::now();
+        let out = Command::new(SCRIPT)
+            .arg("start")
+            .arg(&dir)
+            .args([
+                "--nodes",
+                &nodes.to_string(),
+                "--cpus",
+                "2",
+                "--mem-mb",
+                "2048",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scripts/slurm-cluster start: {}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        eprintln!(
+            "slurm cluster of {nodes} nodes up in {:.1}s",
+            t0.elapsed().as_secs_f64()
+        );
+        c
+    }
+
+    /// A Slurm client command of this cluster.
+    fn slurm(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", self.dir.join("slurm.conf"));
+        c
+    }
+
+    /// A Slurm command that must succeed: its standard output.
+    fn ok(&self, program: &str, args: &[&str]) -> String {
+        let out = self.slurm(program).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    /// `program --site SITE ARGS` as the cluster's user runs it (with its SLURM_CONF).
+    fn tool(&self, program: &str, args: &[&str]) -> std::process::Output {
+        let mut c = self.slurm(program);
+        c.arg("--site").arg(&self.site).args(args);
+        c.output().unwrap()
+    }
+
+    /// Slurm's state of job `job` (`12_3`), or "" once Slurm has forgotten it.
+    fn state(&self, job: &str) -> String {
+        let out = self
+            .slurm("squeue")
+            .args(["-h", "-t", "all", "-j", job, "-o", "%T"])
+            .output()
+            .unwrap();
+        text(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(SCRIPT).arg("stop").arg(&self.dir).status();
+    }
+}
+
+fn signal(pid: u32, sig: nix::sys::signal::Signal) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
+}
+
+fn pilot(site: &Path, host: &str) -> Option<PilotRecord> {
+    nowdb::state::read(&PilotRecord::path(&Site::new(site), host), "pilot", &[])
+        .ok()
+        .flatten()
+}
+
+/// How a pilot is interrupted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Blow {
+    Requeue,
+    Cancel,
+    Kill,
+    TimeLimit,
+}
+
+/// Waits for a phase job in the middle on a pilot not in `spared`, holds it still (SIGSTOP)
+/// and returns its record with its pilot's.
+fn hold_a_job(
+    c: &Cluster,
+    spared: &BTreeSet<String>,
+    deadline: Instant,
+) -> (PathBuf, RunningRecord, PilotRecord) {
+    loop {
+        let (path, rec) = wait_for_long_job(&c.site, deadline, |r| {
+            r.host.starts_with("slurm-") && !spared.contains(&r.host)
+        });
+        signal(rec.child, nix::sys::signal::Signal::SIGSTOP);
+        // Held with half of its range or more to go: a job stopped on its last pages may
+        // finish instead of stopping at a checkpoint.
+        let (_, job) = rec.job().unwrap();
+        let early = matches!(
+            nowdb::solve::checkpoint::load(&Site::new(&c.site), &job),
+            Ok(Some(k)) if !k.complete && k.next - job.first <= (job.last - job.first) / 2
+        );
+        if early
+            && still_running(&c.site, &path, &rec)
+            && let Some(p) = pilot(&c.site, &rec.host)
+            && p.state == "running"
+        {
+            return (path, rec, p);
+        }
+        signal(rec.child, nix::sys::signal::Signal::SIGCONT);
+    }
+}
+
+/// Waits until `what` holds, with the site's diagnostics on a timeout.
+fn wait_until(site: &Path, deadline: Instant, what: &str, mut f: impl FnMut() -> bool) {
+    while !f() {
+        assert!(Instant::now() < deadline, "{what}\n{}", diagnostics(site));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn log(site: &Path, name: &str) -> String {
+    std::fs::read_to_string(site.join("logs").join(name)).unwrap_or_default()
+}
+
+#[test]
+fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
+    let c = Cluster::start(3);
+    let site = c.site.clone();
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
+    )
+    .unwrap();
+    let plan = [
+        "--positions",
+        "262144",
+        "--pair-below",
+        "2097152",
+        "p",
+        "plan",
+        "2..5",
+    ];
+    fixture::ok(ADDQ, &site, &plan);
+
+    // A partition the cluster lacks: Slurm's own message, nothing submitted.
+    let out = c.tool(DBSTART, &["--slurm", "2", "--partition", "nosuch"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("Slurm refused the pilots") && err.contains("invalid partition"),
+        "{err}"
+    );
+    assert!(!site.join("slurm/submitted").exists());
+
+    let submit = [
+        "--slurm",
+        "5",
+        "--cpus-per-pilot",
+        "1",
+        "--mem-per-pilot",
+        "300",
+        "--signal-secs",
+        "100",
+        "--lost-after-secs",
+        "15",
+        "--checkpoint-secs",
+        "0",
+        "--jobrunner",
+        JOBRUNNER,
+    ];
+    let out = c.tool(DBSTART, &submit);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("submitted 5 pilot(s) as Slurm job array"),
+        "{said}"
+    );
+    // Run again: the five are pending or running, nothing more is submitted.
+    let out = c.tool(DBSTART, &submit);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("5 pilot(s) of earlier submissions are pending or running"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(1500);
+    let mut spared = BTreeSet::new();
+    let mut blows: Vec<(Blow, RunningRecord, PilotRecord)> = Vec::new();
+    let mut requeue_to_taken = None;
+    for blow in [Blow::Requeue, Blow::Cancel, Blow::Kill, Blow::TimeLimit] {
+        let (path, rec, p) = hold_a_job(&c, &spared, deadline);
+        spared.insert(rec.host.clone());
+        let t0 = Instant::now();
+        match blow {
+            Blow::Requeue => drop(c.ok("scontrol", &["requeue", &p.slurm_job])),
+            Blow::Cancel => drop(c.ok("scancel", &[&p.slurm_job])),
+            Blow::Kill => {
+                signal(rec.pid, nix::sys::signal::Signal::SIGKILL);
+                signal(rec.child, nix::sys::signal::Signal::SIGKILL);
+            }
+            Blow::TimeLimit => {
+                // A limit a minute or less away, within the 100 s of --signal-secs: Slurm
+                // sends the pilot SIGTERM before it.
+                let secs = nowdb::clock::now_secs() - p.started;
+                let minutes = (secs / 60 + 1).to_string();
+                c.ok(
+                    "scontrol",
+                    &[
+                        "update",
+                        &format!("JobId={}", p.slurm_job),
+                        &format!("TimeLimit={minutes}"),
+                    ],
+                );
+            }
+        }
+        // The job leaves its record: back at the top of its queue (or recovered from the
+        // lost pilot), then taken again by a pilot.
+        wait_until(
+            &site,
+            deadline,
+            &format!("{blow:?}: the record stayed"),
+            || !path.exists(),
+        );
+        let (_, job) = rec.job().unwrap();
+        let s = Site::new(&site);
+        wait_until(
+            &site,
+            deadline,
+            &format!("{blow:?}: the job was not taken again"),
+            || {
+                done::record_path(&s, &job).exists()
+                    || record::read_all(&s)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|(_, r)| r.job().is_ok_and(|(_, j)| j == job))
+            },
+        );
+        if blow == Blow::Requeue {
+            requeue_to_taken = Some(t0.elapsed());
+        }
+        blows.push((blow, rec, p));
+    }
+    let requeue_to_taken = requeue_to_taken.unwrap();
+    eprintln!(
+        "scontrol requeue to the checkpointed job taken again: {:.2}s",
+        requeue_to_taken.as_secs_f64()
+    );
+
+    // The build ends by itself: every pilot ends once it is done.
+    wait_until(&site, deadline, "the build did not finish", || {
+        build_finished(&site, 5)
+    });
+    let array = blows[0].2.array_job_id.unwrap().to_string();
+    wait_until(&site, deadline, "the pilots did not end", || {
+        let out = c.ok("squeue", &["-h", "-r", "-j", &array, "-o", "%i %T"]);
+        out.trim().is_empty()
+    });
+
+    // Each interrupted job went on from its checkpoint and is done.
+    let s = Site::new(&site);
+    let pilot_logs: String = (0..5)
+        .map(|i| log(&site, &format!("slurm-{array}_{i}.log")))
+        .collect();
+    for (blow, rec, p) in &blows {
+        let (_, job) = rec.job().unwrap();
+        assert!(
+            done::record_path(&s, &job).exists(),
+            "{blow:?}: {job} not done"
+        );
+        assert!(
+            pilot_logs.lines().any(
+                |l| l.contains(&format!("\"job\":\"{job}\",\"resumed_from\":"))
+                    && !l.contains("\"resumed_from\":null")
+            ),
+            "{blow:?}: {job} was not resumed from its checkpoint\n{}",
+            diagnostics(&site)
+        );
+        let mine = log(&site, &format!("{}.log", p.host));
+        let end = pilot(&site, &p.host).unwrap();
+        match blow {
+            Blow::Requeue | Blow::Cancel | Blow::TimeLimit => {
+                assert!(
+                    mine.contains(&format!(
+                        "\"{}\" (stopped at a checkpoint): requeued at the top",
+                        rec.line
+                    )),
+                    "{blow:?}: {mine}"
+                );
+            }
+            Blow::Kill => {
+                assert_eq!(end.state, "lost", "{end:?}");
+                let attempts = held::read_attempts(&s, &job).unwrap();
+                assert!(
+                    attempts
+                        .iter()
+                        .any(|a| a.host == p.host && a.status.contains("lost")),
+                    "{attempts:?}"
+                );
+                assert!(
+                    log(&site, "slurm.log").contains(&format!("pilot {} lost", p.host)),
+                    "{}",
+                    log(&site, "slurm.log")
+                );
+            }
+        }
+        match blow {
+            // Requeued by Slurm: the same pilot ran again, and ended when the build was done.
+            Blow::Requeue => assert_eq!((end.restarts, end.exit), (1, Some(0)), "{end:?}"),
+            Blow::Cancel => assert_eq!(end.exit, Some(0), "{end:?}"),
+            // Stopped before the limit: it ended by itself, not killed by the limit.
+            Blow::TimeLimit => {
+                assert_eq!(end.exit, Some(0), "{end:?}");
+                assert!(
+                    end.why
+                        .as_deref()
+                        .unwrap_or("")
+                        .contains("stopped by a signal"),
+                    "{end:?}"
+                );
+                let state = c.state(&p.slurm_job);
+                assert!(state.is_empty() || state == "COMPLETED", "{state}");
+            }
+            Blow::Kill => {}
+        }
+    }
+
+    // The operator sees Slurm: each pilot's job, index and node; the lost one listed.
+    let out = fixture::ok(DBSTATUS, &site, &["runners"]);
+    let killed = &blows[2].2.host;
+    assert!(
+        out.contains(&format!("1 pilot(s) ended non-zero or were lost: {killed}")),
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "runners"])).unwrap();
+    let pilots = json["pilots"].as_array().unwrap();
+    assert_eq!(pilots.len(), 5, "{json}");
+    for p in pilots {
+        assert!(p["node"].as_str().unwrap().starts_with('n'), "{p}");
+        assert_eq!(p["array_job_id"].to_string(), array, "{p}");
+    }
+    // Every job is accounted for: none held, every slice done and verified, and the bytes
+    // are those of the in-process build.
+    let summary: serde_json::Value =
+        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
+    assert_eq!(summary["held"], 0, "{summary}");
+    let reference = c.dir.join("reference");
+    fixture::ok(
+        JOBRUNNER,
+        &reference,
+        &["build-local", "--pieces", "5", "--runners", "2"],
+    );
+    assert_same_build(&reference, &site, "build through Slurm pilots");
+}
