@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::fixture::{self, ADDQ, DBSTART, DBSTATUS, JOBRUNNER, WSMONITOR};
+use common::fixture::{self, DBSTART, DBSTATUS, JOBRUNNER, WSMONITOR};
 use common::pool::{self, diagnostics, still_running, wait_for_long_job};
 use common::site::assert_same_build;
 use nowdb::queue::{done, held};
@@ -290,18 +290,8 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
                [jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
     )
     .unwrap();
-    // All of 2..5 through the queues.
-    // Phase jobs from 2 M positions, split into ranges of 262,144 across the hosts.
-    let plan = [
-        "--positions",
-        "262144",
-        "--pair-below",
-        "2097152",
-        "p",
-        "plan",
-        "2..5",
-    ];
-    fixture::ok(ADDQ, &site, &plan);
+    // All of 2..5 through the queues, in phase jobs.
+    pool::queue_plan_of_phase_jobs(&site);
 
     // Host 3: a real SMTP server on its loopback and the monitor.
     let maildir = c.root.join("maildir");

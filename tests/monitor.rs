@@ -6,8 +6,7 @@
 mod common;
 
 use common::fixture::{self, DBSTART, WSMONITOR, text};
-use nowdb::queue::QueueLine;
-use nowdb::queue::file::Queue;
+use common::pool::top_line;
 use nowdb::runner::record::{self, RunningRecord};
 use nowdb::solve::Site;
 use std::net::TcpListener;
@@ -87,16 +86,6 @@ fn fake_record(site: &Path, host: &str, boot: &str, line: &str) -> PathBuf {
 
 fn heartbeat(site: &Path, host: &str, boot: &str, at: u64) {
     nowdb::monitor::write_heartbeat(&Site::new(site), host, boot, at).unwrap();
-}
-
-fn top_line(site: &Path) -> String {
-    Queue::named(site, "p")
-        .unwrap()
-        .read_checked()
-        .unwrap()
-        .into_iter()
-        .find_map(|(e, p)| matches!(p, Some(QueueLine::Job(_))).then_some(e.text))
-        .unwrap_or_default()
 }
 
 fn mails(site: &Path) -> String {

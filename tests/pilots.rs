@@ -15,9 +15,8 @@
 mod common;
 
 use common::fixture::{self, DBSTART, DBSTATUS, JOBRUNNER, text};
+use common::pool::top_line;
 use nowdb::lock::Machine;
-use nowdb::queue::QueueLine;
-use nowdb::queue::file::Queue;
 use nowdb::runner::record::RunningRecord;
 use nowdb::slurm::PilotRecord;
 use nowdb::solve::Site;
@@ -65,16 +64,6 @@ fn running_record(site: &Path, host: &str) -> (PathBuf, RunningRecord) {
     (path, rec)
 }
 
-fn top_line(site: &Path) -> String {
-    Queue::named(site, "p")
-        .unwrap()
-        .read_checked()
-        .unwrap()
-        .into_iter()
-        .find_map(|(e, p)| matches!(p, Some(QueueLine::Job(_))).then_some(e.text))
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     let root = fixture::scratch("pilots", "lost");
@@ -104,7 +93,7 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     let (_, job) = rec.job().unwrap();
     let policy = nowdb::queue::held::RetryPolicy::default();
     let after = Duration::from_secs(120);
-    let recover = |runs: &dyn Fn(u64) -> Option<bool>| {
+    let recover = |runs: &dyn Fn(&str) -> Option<bool>| {
         let mut rep =
             nowdb::mail::Reporter::open(&root, "slurm", "pilot slurm-40_0", "slurm-40_0", None)
                 .unwrap();
@@ -114,8 +103,9 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     // Slurm still runs them: nothing is touched.
     assert!(recover(&|_| Some(true)).is_empty());
     assert!(record.exists());
-    // Slurm no longer runs job 41 (nor 42); 43 has a fresh heartbeat whatever Slurm says.
-    let done = recover(&|id| Some(id == 43));
+    // Slurm no longer runs job 40_41 (nor 40_42); 40_43 has a fresh heartbeat whatever
+    // Slurm says.
+    let done = recover(&|job| Some(job == "40_43"));
     assert_eq!(done.len(), 2, "{done:?}");
     assert!(
         done[0].contains("pilot slurm-40_1 (Slurm job 40_41 on n2) lost: no heartbeat for 200s")

@@ -20,9 +20,9 @@
 
 mod common;
 
-use common::fixture::{self, ADDQ, DBSTART, DBSTATUS, JOBRUNNER, text};
+use common::fixture::{self, DBSTART, DBSTATUS, JOBRUNNER, text};
 use common::parts::{Part, require};
-use common::pool::{build_finished, diagnostics, still_running, wait_for_long_job};
+use common::pool::{self, build_finished, diagnostics, still_running, wait_for_long_job};
 use common::site::assert_same_build;
 use nowdb::queue::{done, held};
 use nowdb::runner::record::{self, RunningRecord};
@@ -195,16 +195,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
         "[jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
     )
     .unwrap();
-    let plan = [
-        "--positions",
-        "262144",
-        "--pair-below",
-        "2097152",
-        "p",
-        "plan",
-        "2..5",
-    ];
-    fixture::ok(ADDQ, &site, &plan);
+    pool::queue_plan_of_phase_jobs(&site);
 
     // A partition the cluster lacks: Slurm's own message, nothing submitted.
     let out = c.tool(DBSTART, &["--slurm", "2", "--partition", "nosuch"]);
@@ -255,7 +246,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
     for blow in [Blow::Requeue, Blow::Cancel, Blow::Kill, Blow::TimeLimit] {
         let (path, rec, p) = hold_a_job(&c, &spared, deadline);
         spared.insert(rec.host.clone());
-        let t0 = Instant::now();
+        let (t0, t0_epoch) = (Instant::now(), nowdb::clock::now_secs());
         match blow {
             Blow::Requeue => drop(c.ok("scontrol", &["requeue", &p.slurm_job])),
             Blow::Cancel => drop(c.ok("scancel", &[&p.slurm_job])),
@@ -301,11 +292,11 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
             },
         );
         if blow == Blow::Requeue {
-            requeue_to_taken = Some(t0.elapsed());
+            requeue_to_taken = Some((t0.elapsed(), t0_epoch));
         }
         blows.push((blow, rec, p));
     }
-    let requeue_to_taken = requeue_to_taken.unwrap();
+    let (requeue_to_taken, requeued_at) = requeue_to_taken.unwrap();
     eprintln!(
         "scontrol requeue to the checkpointed job taken again: {:.2}s",
         requeue_to_taken.as_secs_f64()
@@ -370,7 +361,13 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
         }
         match blow {
             // Requeued by Slurm: the same pilot ran again, and ended when the build was done.
-            Blow::Requeue => assert_eq!((end.restarts, end.exit), (1, Some(0)), "{end:?}"),
+            Blow::Requeue => {
+                assert_eq!((end.restarts, end.exit), (1, Some(0)), "{end:?}");
+                eprintln!(
+                    "scontrol requeue to the requeued pilot running again: about {}s",
+                    end.started.saturating_sub(requeued_at)
+                );
+            }
             Blow::Cancel => assert_eq!(end.exit, Some(0), "{end:?}"),
             // Stopped before the limit: it ended by itself, not killed by the limit.
             Blow::TimeLimit => {

@@ -49,11 +49,12 @@ pub(super) fn output_within(cmd: &mut Command, limit: Duration) -> Option<std::p
     }
 }
 
-/// Whether Slurm still runs job `job_id`: `Some(false)` when it says the job is in no live
-/// state (or no longer knows it), `None` when it cannot be asked.
-pub fn slurm_runs(job_id: u64) -> Option<bool> {
+/// Whether Slurm still runs job `job` (`12_3` for an array task, `12` otherwise: an array's
+/// last task has the array's own id, which names every task of it): `Some(false)` when it
+/// says the job is in no live state (or no longer knows it), `None` when it cannot be asked.
+pub fn slurm_runs(job: &str) -> Option<bool> {
     let out = output_within(
-        Command::new("squeue").args(["-h", "-j", &job_id.to_string(), "-o", "%T"]),
+        Command::new("squeue").args(["-h", "-j", job, "-o", "%T"]),
         Duration::from_secs(30),
     )?;
     if !out.status.success() {
@@ -78,7 +79,7 @@ pub fn recover_lost(
     here: &Machine,
     policy: &RetryPolicy,
     lost_after: Duration,
-    runs: &dyn Fn(u64) -> Option<bool>,
+    runs: &dyn Fn(&str) -> Option<bool>,
     rep: &mut crate::mail::Reporter,
     now: u64,
 ) -> Result<Vec<String>> {
@@ -89,7 +90,7 @@ pub fn recover_lost(
         }
         let seen = last_seen(site, &p);
         let silent = now.saturating_sub(seen);
-        if silent <= lost_after.as_secs() || runs(p.job_id) == Some(true) {
+        if silent <= lost_after.as_secs() || runs(&p.slurm_job) == Some(true) {
             continue;
         }
         // Another pilot may have recovered it meanwhile, or a requeued run of it started.

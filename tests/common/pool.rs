@@ -2,7 +2,9 @@
 //! what a failed wait prints, waiting for a job worth interrupting, whether it is still in
 //! the middle, and whether the build is finished.
 
+use nowdb::queue::QueueLine;
 use nowdb::queue::done;
+use nowdb::queue::file::Queue;
 use nowdb::runner::record::{self, RunningRecord};
 use nowdb::solve::{Site, checkpoint};
 use std::path::{Path, PathBuf};
@@ -100,4 +102,30 @@ pub fn build_finished(site: &Path, pieces: u32) -> bool {
             .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
     });
     queued == 0 && record::read_all(&s).unwrap_or_default().is_empty() && verified
+}
+
+/// Queues 2..5 for a pool as the multi-machine tests do: phase jobs from 2 M positions,
+/// split into ranges of 262,144 (8 pages) so that jobs have checkpoints to resume from.
+pub fn queue_plan_of_phase_jobs(site: &Path) {
+    let plan = [
+        "--positions",
+        "262144",
+        "--pair-below",
+        "2097152",
+        "p",
+        "plan",
+        "2..5",
+    ];
+    super::fixture::ok(super::fixture::ADDQ, site, &plan);
+}
+
+/// The first job line of the prime queue ("" when it has none).
+pub fn top_line(site: &Path) -> String {
+    Queue::named(site, "p")
+        .unwrap()
+        .read_checked()
+        .unwrap()
+        .into_iter()
+        .find_map(|(e, p)| matches!(p, Some(QueueLine::Job(_))).then_some(e.text))
+        .unwrap_or_default()
 }
