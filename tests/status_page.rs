@@ -2,7 +2,8 @@
 //! --json`; names and error texts holding `<script>` and quotes stay text; `dbstatus serve`
 //! answers `/` and `/status.json`, 404 for anything else, and fails clearly on a port in
 //! use; and in Debian's headless chromium the page of a finished 2..5 site, of a 2..5 build
-//! in the middle with its runners live, and of a site with a crashed host and a held job
+//! in the middle with its runners live, and of a site with a crashed host, a held job and
+//! Slurm pilots (one lost)
 //! renders the summary's figures with no console error (screenshots in
 //! `target/status-page/`).
 
@@ -515,6 +516,28 @@ fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
         "[nowdb ws9] job 1200.-- held\n\nbody\n",
     )
     .unwrap();
+    // A Slurm pilot found lost, and one that runs.
+    for (task, state, ended) in [(3, "lost", now - 20), (4, "running", 0)] {
+        nowdb::slurm::PilotRecord {
+            host: format!("slurm-77_{task}"),
+            job_id: 80 + task,
+            slurm_job: format!("77_{task}"),
+            array_job_id: Some(77),
+            array_task_id: Some(task),
+            node: format!("node{task}"),
+            cpus: 4,
+            runners: 4,
+            memory_mb: 8000,
+            restarts: 1,
+            started: now - 600,
+            state: state.into(),
+            ended,
+            exit: None,
+            why: (state == "lost").then(|| "no heartbeat for 130s; Slurm no longer runs it".into()),
+        }
+        .write(&s)
+        .unwrap();
+    }
     let summary: Value =
         serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
     assert_eq!(summary["held"], 1, "{summary}");
@@ -531,6 +554,14 @@ fn chromium_renders_a_live_runner_a_crashed_host_and_a_held_job() {
     assert!(dom.contains("attempt 3 on ws1 at ") && dom.contains("signal 9 (SIGKILL)"));
     assert!(
         dom.contains("[nowdb ws1] ws1 crashed") && dom.contains("[nowdb ws9] job 1200.-- held")
+    );
+    // The pilots: Slurm job, node, and the lost one in red with its reason.
+    assert!(
+        dom.contains(">Slurm pilots<") && dom.contains(">77_3 (id 83)<") && dom.contains(">node4<")
+    );
+    assert!(
+        dom.contains("class=\"bad\">lost: no heartbeat for 130s; Slurm no longer runs it<"),
+        "the lost pilot is marked"
     );
     // The held job's pair is red in the slice graph.
     assert!(dom.contains("stage: held (cap)"), "the held pair is marked");
