@@ -4,7 +4,7 @@
 //! Modules follow the domain:
 //! - [`board`]: positions as bitboards, legal moves, reversal, perft;
 //! - [`notation`]: PDN FEN;
-//! - [`slice`]: material nodes, slices, mirrors, conversions, the dependency graph and plan;
+//! - [`slice`](mod@slice): material nodes, slices, mirrors, conversions, the dependency graph and plan;
 //! - [`index`]: the 1994 paper's Appendix-B gapless indexing and in-order enumeration;
 //! - [`solve`]: the phases, work files, position queue and local build;
 //! - [`db`]: the compressed database: `build`, `ver` and the probe;

@@ -3,7 +3,7 @@
 //! has none), the job processes of a site found by their command lines, peak memory.
 //!
 //! Read by hand, not through `sysinfo`, where sysinfo does not give what is needed (measured
-//! in `cargo bench --bench procfs`, figures in the README's dependency table):
+//! in `cargo bench --bench procfs`, figures in docs/ARCHITECTURE.md's dependency table):
 //! - start time: sysinfo gives whole seconds since the epoch; running records keep the exact
 //!   clock ticks since boot, so a pid reused within the same second is never taken for the
 //!   process it replaced, and records written before stay valid;

@@ -442,12 +442,13 @@ fn work_file_size_follows_the_slice() {
 
 /// The full 2..6-piece build with its database (about 30 minutes on 2 cores, so not in the
 /// default run): `cargo test --release --test solver -- --ignored six_pieces`. Checks the
-/// published position totals, the win/loss/draw figures quoted in the README, that every
-/// value of every slice agrees with its successors (in the work files here, in the
-/// compressed files by the build's `ver`), and the database size quoted in the README.
+/// published position totals, the win/loss/draw figures quoted in docs/TESTING.md, that
+/// every value of every slice agrees with its successors (in the work files here, in the
+/// compressed files by the build's `ver`), and the database size quoted in
+/// docs/PERFORMANCE.md.
 #[test]
 #[ignore]
-fn six_pieces_build_verifies_and_matches_the_readme() {
+fn six_pieces_build_verifies_and_matches_the_documented_figures() {
     let d = fixture::scratch("solver", "six");
     build(&d, 6, |_| {});
     let site = Site::new(&d);

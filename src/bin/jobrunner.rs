@@ -162,7 +162,7 @@ struct BuildArgs {
     #[arg(long)]
     no_db: bool,
     /// cap and lookup read the lower slices from the verified compressed database instead
-    /// of solved/ work files (slower; see README "Database figures").
+    /// of solved/ work files (slower; figures in docs/PERFORMANCE.md).
     #[arg(long, conflicts_with = "no_db")]
     lower_from_db: bool,
 }

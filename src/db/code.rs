@@ -20,7 +20,7 @@ pub(super) const fn class_start(j: u32) -> u64 {
 const PER_HIT: u16 = 105;
 /// Bits looked up at once when decoding; longer codes take the canonical walk.
 const PEEK: u32 = 12;
-/// Bits a skip step looks at: fewer than [`PEEK`], so that the skip tables of every built-in
+/// Bits a skip step looks at: fewer than `PEEK`, so that the skip tables of every built-in
 /// code stay in the processor's nearest caches (a probe takes a few dozen dependent steps).
 pub const SKIP_PEEK: u32 = 10;
 

@@ -6,8 +6,8 @@
 //!   refilled runs of the rest; `boundaries.rs` places the boundary between two runs
 //!   within the removed positions that separate them;
 //! - [`code`]: the run code (predicted run values, length-limited prefix code);
-//! - [`format`]: one slice file: header, block index, 1 KiB blocks with CRC32, and its
-//!   reader; [`write`]: coding runs into such a file (each slice coded with threat values
+//! - [`format`](mod@format): one slice file: header, block index, 1 KiB blocks with CRC32, and its
+//!   reader; [`write`](mod@write): coding runs into such a file (each slice coded with threat values
 //!   removed and stored, the better kept);
 //! - [`cache`], [`probe`]: [`Database`], the thread-safe probe with an LRU block cache;
 //!   [`decoded`]: whole slices decoded in memory for lookups that walk them (`ver`);

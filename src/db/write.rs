@@ -130,7 +130,7 @@ impl Coded {
 }
 
 /// Codes a slice both ways (threat values removed and stored) and writes the file of the
-/// rule [`THREATS_PER_BIT`] picks to `path` (the caller publishes it by rename). Returns
+/// rule `THREATS_PER_BIT` picks to `path` (the caller publishes it by rename). Returns
 /// the file's length and the rule.
 pub fn write_best_slice(
     path: &Path,

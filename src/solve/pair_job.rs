@@ -14,7 +14,7 @@
 //!
 //! When the site's `work/` is on another filesystem than the local temporary directory (a
 //! network filesystem), the pair's pages, position queues and checkpoints go to a local
-//! scratch directory instead ([`Scratch`]): over sshfs every page read and write is a round
+//! scratch directory instead (`Scratch`): over sshfs every page read and write is a round
 //! trip, and a pair job spent three times its computing time on them. Only the published
 //! slices and the compressed files cross the network.
 

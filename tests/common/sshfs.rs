@@ -4,7 +4,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The mount options a site needs: no caching of names or attributes, so that another
-/// machine's rename is seen at once (how operators should mount a site; see README).
+/// machine's rename is seen at once (how operators should mount a site; see docs/OPERATING.md).
 pub fn mount_options(identity_dir: &std::path::Path) -> String {
     format!(
         "IdentityFile={}/userkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,\
