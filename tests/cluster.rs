@@ -420,10 +420,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
         .map(|h| std::fs::read_to_string(site.join(format!("logs/{h}.log"))).unwrap_or_default())
         .collect();
     assert!(
-        logs.lines().any(
-            |l| l.contains(&format!("\"job\":\"{job}\",\"resumed_from\":"))
-                && !l.contains("\"resumed_from\":null")
-        ),
+        pool::resumed_in(&logs, &job),
         "{job} was not resumed from its checkpoint\n{}",
         diagnostics(&site)
     );

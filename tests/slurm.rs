@@ -324,10 +324,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
             "{blow:?}: {job} not done"
         );
         assert!(
-            pilot_logs.lines().any(
-                |l| l.contains(&format!("\"job\":\"{job}\",\"resumed_from\":"))
-                    && !l.contains("\"resumed_from\":null")
-            ),
+            pool::resumed_in(&pilot_logs, &job),
             "{blow:?}: {job} was not resumed from its checkpoint\n{}",
             diagnostics(&site)
         );

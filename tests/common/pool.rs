@@ -129,3 +129,12 @@ pub fn top_line(site: &Path) -> String {
         .find_map(|(e, p)| matches!(p, Some(QueueLine::Job(_))).then_some(e.text))
         .unwrap_or_default()
 }
+
+/// Whether runner logs `logs` show `job` run from a checkpoint (its process's JSON report
+/// says where it resumed).
+pub fn resumed_in(logs: &str, job: &nowdb::solve::Job) -> bool {
+    logs.lines().any(|l| {
+        l.contains(&format!("\"job\":\"{job}\",\"resumed_from\":"))
+            && !l.contains("\"resumed_from\":null")
+    })
+}
