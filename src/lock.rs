@@ -24,13 +24,18 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// This machine: its hostname and the kernel's boot id (`NOWDB_BOOT_ID` overrides it:
+    /// This machine: its hostname (`NOWDB_HOST` overrides it) and the kernel's boot id (`NOWDB_BOOT_ID` overrides it:
     /// test hosts in network namespaces share one kernel, and a "reboot" there is a new id).
     pub fn current() -> io::Result<Machine> {
-        let host = nix::unistd::gethostname()
-            .map_err(io::Error::from)?
-            .to_string_lossy()
-            .into_owned();
+        // `NOWDB_HOST`: a Slurm pilot's name, which its job processes take too, so that
+        // the pilot's recovery by the others breaks every lock the node left.
+        let host = match std::env::var("NOWDB_HOST") {
+            Ok(h) if !h.is_empty() => h,
+            _ => nix::unistd::gethostname()
+                .map_err(io::Error::from)?
+                .to_string_lossy()
+                .into_owned(),
+        };
         let boot_id = match std::env::var("NOWDB_BOOT_ID") {
             Ok(id) if !id.is_empty() => id,
             _ => std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?

@@ -15,7 +15,6 @@
 mod common;
 
 use common::fixture::{self, DBSTART, DBSTATUS, JOBRUNNER, text};
-use common::pool::top_line;
 use nowdb::lock::Machine;
 use nowdb::runner::record::RunningRecord;
 use nowdb::slurm::PilotRecord;
@@ -47,6 +46,10 @@ fn pilot_record(host: &str, job_id: u64, started: u64) -> PilotRecord {
 }
 
 fn running_record(site: &Path, host: &str) -> (PathBuf, RunningRecord) {
+    running_record_of(site, host, LINE)
+}
+
+fn running_record_of(site: &Path, host: &str, line: &str) -> (PathBuf, RunningRecord) {
     let path = site.join("running").join(format!("{host}-999999-0-0.x"));
     let rec = RunningRecord {
         host: host.into(),
@@ -56,7 +59,7 @@ fn running_record(site: &Path, host: &str) -> (PathBuf, RunningRecord) {
         child: 999_998,
         child_start: 1,
         queue: "prime".into(),
-        line: LINE.into(),
+        line: line.into(),
         since: 1,
         failed: None,
     };
@@ -89,6 +92,11 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
         .unwrap();
     nowdb::monitor::write_heartbeat(&site, "slurm-40_1", "boot-of-n2", now - 200).unwrap();
     nowdb::monitor::write_heartbeat(&site, "slurm-40_3", "boot-of-n2", now - 5).unwrap();
+    // Pilot 4 ended (a runner met an error it could not settle) and left a record.
+    let mut ended = pilot_record("slurm-40_4", 44, now - 500);
+    (ended.state, ended.ended, ended.exit) = ("ended".into(), now - 400, Some(1));
+    ended.write(&site).unwrap();
+    let (left, _) = running_record_of(&root, "slurm-40_4", "lookup 2100.-- -max 01 -s 1 -n 00");
     let (record, rec) = running_record(&root, "slurm-40_1");
     let (_, job) = rec.job().unwrap();
     let policy = nowdb::queue::held::RetryPolicy::default();
@@ -100,20 +108,30 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
         nowdb::slurm::lost::recover_lost(&site, &here, &policy, after, runs, &mut rep, now).unwrap()
     };
 
-    // Slurm still runs them: nothing is touched.
+    // Slurm still runs them, or cannot be asked: nothing is touched.
     assert!(recover(&|_| Some(true)).is_empty());
+    assert!(recover(&|_| None).is_empty());
     assert!(record.exists());
-    // Slurm no longer runs job 40_41 (nor 40_42); 40_43 has a fresh heartbeat whatever
-    // Slurm says.
-    let done = recover(&|job| Some(job == "40_43"));
-    assert_eq!(done.len(), 2, "{done:?}");
+    // Slurm no longer runs any of them; 40_43 has a fresh heartbeat and is left alone.
+    let done = recover(&|_| Some(false));
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert!(
+        !left.exists(),
+        "the ended pilot's leftover record was not settled"
+    );
     assert!(
         done[0].contains("pilot slurm-40_1 (Slurm job 40_41 on n2) lost: no heartbeat for 200s")
             && done[0].contains("requeued 1 job(s)"),
         "{done:?}"
     );
     assert!(!record.exists(), "the lost pilot's record was not settled");
-    assert_eq!(top_line(&root), LINE);
+    // Both jobs are back at the top of the prime queue.
+    let prime = std::fs::read_to_string(root.join("queues/prime")).unwrap();
+    let top: Vec<&str> = prime.lines().take(2).collect();
+    assert!(
+        top.contains(&LINE) && top.contains(&"lookup 2100.-- 0 14880 -n 00"),
+        "{prime}"
+    );
     let attempts = nowdb::queue::held::read_attempts(&site, &job).unwrap();
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert!(attempts[0].status.contains("lost"), "{attempts:?}");
@@ -127,7 +145,8 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
         [
             ("slurm-40_1", "lost"),
             ("slurm-40_2", "lost"),
-            ("slurm-40_3", "running")
+            ("slurm-40_3", "running"),
+            ("slurm-40_4", "ended")
         ]
     );
     // Said once: a second look finds nothing to do.
@@ -143,7 +162,9 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     assert!(
         out.contains("# pilot slurm-40_1: Slurm job 40_41 (id 41) on n2")
             && out.contains("LOST")
-            && out.contains("2 pilot(s) ended non-zero or were lost: slurm-40_1, slurm-40_2"),
+            && out.contains(
+                "3 pilot(s) ended non-zero or were lost: slurm-40_1, slurm-40_2, slurm-40_4"
+            ),
         "{out}"
     );
     let json: serde_json::Value =

@@ -61,6 +61,7 @@ pub fn slurm_runs(job: &str) -> Option<bool> {
         let err = String::from_utf8_lossy(&out.stderr);
         return err.contains("Invalid job id").then_some(false);
     }
+    // No line at all: squeue no longer knows the job (it ended a while ago).
     let text = String::from_utf8_lossy(&out.stdout);
     Some(text.lines().any(|s| ALIVE.contains(&s.trim())))
 }
@@ -85,12 +86,22 @@ pub fn recover_lost(
 ) -> Result<Vec<String>> {
     let mut done = Vec::new();
     for p in read_pilots(site)? {
-        if p.state != "running" || p.host == here.host {
+        if p.host == here.host {
+            continue;
+        }
+        // A pilot that ended with records left (a runner that met an error it could not
+        // settle) is recovered the same way, once silent: no later run of it comes.
+        let leftovers =
+            p.state != "running" && !crate::queue::running::read_host(site, &p.host)?.is_empty();
+        if p.state != "running" && !leftovers {
             continue;
         }
         let seen = last_seen(site, &p);
         let silent = now.saturating_sub(seen);
-        if silent <= lost_after.as_secs() || runs(&p.slurm_job) == Some(true) {
+        // Only Slurm's word that the job no longer runs: a squeue that cannot answer (the
+        // controller down, a timeout) proves nothing, and a live pilot's jobs must not run
+        // twice.
+        if silent <= lost_after.as_secs() || runs(&p.slurm_job) != Some(false) {
             continue;
         }
         // Another pilot may have recovered it meanwhile, or a requeued run of it started.
@@ -112,15 +123,17 @@ pub fn recover_lost(
         crate::monitor::break_dead_locks(site, here, &dead, rep, now)?;
         let jobs =
             crate::monitor::requeue_host_jobs(site, here, &p.host, None, &why, policy, rep, now)?;
-        PilotRecord {
-            state: "lost".into(),
-            ended: now,
-            why: Some(format!(
-                "no heartbeat for {silent}s; Slurm no longer runs it"
-            )),
-            ..p.clone()
+        if !leftovers {
+            PilotRecord {
+                state: "lost".into(),
+                ended: now,
+                why: Some(format!(
+                    "no heartbeat for {silent}s; Slurm no longer runs it"
+                )),
+                ..p.clone()
+            }
+            .write(site)?;
         }
-        .write(site)?;
         let line = match jobs.len() {
             0 => format!("{why}; it was running no job"),
             n => format!("{why}; requeued {n} job(s) at the top: {}", jobs.join(", ")),

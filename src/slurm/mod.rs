@@ -5,7 +5,7 @@
 //! - `dbstart --slurm N` ([`submit`]) submits N pilots as one job array (`sbatch --array`,
 //!   `--requeue`, a signal before the time limit, output to `logs/slurm-%A_%a.out`).
 //! - Each pilot (`jobrunner pilot`, [`pilot`]) is a runner daemon named after its array task
-//!   (`slurm-<array job>_<task>`), with one runner per CPU Slurm gave it and page buffers
+//!   (`slurm-<array job>_<task>`, `.r<n>` after a requeue), with one runner per CPU Slurm gave it and page buffers
 //!   from the memory Slurm granted. It ends when the build is done; with `--max-waiting` only
 //!   that many pilots wait while nothing is runnable.
 //! - SIGTERM (preemption, `scancel`, `scontrol requeue`, the time limit's `--signal`) makes
@@ -100,12 +100,18 @@ impl SlurmJob {
         })
     }
 
-    /// The pilot's host name on the site: `slurm-<array job>_<task>` (the same after a
-    /// requeue, so the requeued pilot settles its own old records), or `slurm-<job>`.
+    /// The pilot's host name on the site: `slurm-<array job>_<task>`, or `slurm-<job>`,
+    /// with `.r<n>` after the n-th requeue. Each run has a name of its own: the runs of one
+    /// task never take each other's records or locks for theirs, and a run that died
+    /// without a word is recovered by the other pilots like any lost one.
     pub fn host(&self) -> String {
-        match self.array {
+        let base = match self.array {
             Some((a, t)) => format!("slurm-{a}_{t}"),
             None => format!("slurm-{}", self.job_id),
+        };
+        match self.restarts {
+            0 => base,
+            n => format!("{base}.r{n}"),
         }
     }
 
@@ -274,7 +280,7 @@ mod tests {
             ("SLURM_RESTART_COUNT", "2"),
         ]))
         .unwrap();
-        assert_eq!(j.host(), "slurm-50_7");
+        assert_eq!(j.host(), "slurm-50_7.r2");
         assert_eq!(j.name(), "50_7");
         assert_eq!((j.cpus, j.memory_mb, j.restarts), (4, Some(4000), 2));
         let j = SlurmJob::from_vars(&vars(&[

@@ -45,6 +45,9 @@ pub fn pilot_command(
             "--max-waiting 0: at least one pilot must wait, to recover lost pilots and take the jobs that become runnable".into(),
         ));
     }
+    // SAFETY: set before the daemon starts its threads; nothing reads the environment
+    // concurrently at this point. The job processes inherit it.
+    unsafe { std::env::set_var("NOWDB_HOST", job.host()) };
     let runners = a.runners.unwrap_or(job.cpus).max(1);
     let (memory_mb, memory_from) = match (a.memory_mb, job.memory_mb) {
         (Some(m), _) => (m, "--memory-mb"),

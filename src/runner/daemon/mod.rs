@@ -132,6 +132,8 @@ struct Daemon<'a> {
     busy: std::sync::atomic::AtomicUsize,
     /// When this daemon began to wait with nothing runnable, while it does.
     waiting_since: Mutex<Option<u64>>,
+    /// `max_waiting` decided that this daemon ends: every idle runner of it ends.
+    leaving: std::sync::atomic::AtomicBool,
 }
 
 /// How one runner ended.
@@ -568,6 +570,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         verdict: OnceLock::new(),
         busy: std::sync::atomic::AtomicUsize::new(0),
         waiting_since: Mutex::new(None),
+        leaving: std::sync::atomic::AtomicBool::new(false),
         unsettled: Mutex::default(),
     };
     let t0 = Instant::now();

@@ -50,14 +50,18 @@ impl Daemon<'_> {
     /// With `max_waiting`: registers this daemon as waiting when none of its runners has a
     /// job, and says whether it should end because as many daemons waited before it. The
     /// order is by the time each began to wait (then by host), so that every daemon agrees
-    /// on which ones stay. A file not rewritten for a while is a dead daemon's and not
-    /// counted (it is rewritten at every look at the queues).
+    /// on which ones stay. Only daemons whose heartbeat is fresh count: a waiting daemon
+    /// killed outright must not make the live ones end. The decision is the daemon's: once
+    /// taken, each of its runners ends when it is idle.
     pub(super) fn too_many_waiting(&self, runner: usize) -> bool {
         let Some(max) = self.opts.max_waiting else {
             return false;
         };
         if self.busy.load(Ordering::SeqCst) > 0 || STOP.load(Ordering::Relaxed) {
             return false;
+        }
+        if self.leaving.load(Ordering::SeqCst) {
+            return true;
         }
         let now = now_secs();
         let since = *self
@@ -75,17 +79,16 @@ impl Daemon<'_> {
             );
             return false;
         }
-        let fresh = Duration::from_secs(30) + 3 * self.opts.poll;
+        // Heartbeats are written every 10 s; three missed ones and a poll make a daemon gone.
+        let fresh = 30 + self.opts.poll.as_secs();
         let mut waiting: Vec<(u64, String)> = Vec::new();
         for (name, path) in crate::files::list(&dir).unwrap_or_default() {
-            let young = std::fs::metadata(&path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age <= fresh);
+            let alive = name == self.opts.host
+                || super::super::host_files::read_heartbeat(self.site, &name)
+                    .is_some_and(|(_, t)| now.saturating_sub(t) <= fresh);
             let w: Option<Waiting> = crate::state::read(&path, "waiting", &[]).ok().flatten();
             if let Some(w) = w
-                && (young || name == self.opts.host)
+                && alive
             {
                 waiting.push((w.since, name));
             }
@@ -95,14 +98,15 @@ impl Daemon<'_> {
             .iter()
             .position(|(_, h)| *h == self.opts.host)
             .unwrap_or(0);
-        if rank < max {
+        // A job taken meanwhile by another runner of this daemon: it does not wait.
+        if rank < max || self.busy.load(Ordering::SeqCst) > 0 {
             return false;
         }
+        self.leaving.store(true, Ordering::SeqCst);
         self.say(
             runner,
             &format!(
-                "nothing runnable and {} daemon(s) already wait (at most {max}): this one ends",
-                rank
+                "nothing runnable and {rank} daemon(s) already wait (at most {max}): this one ends"
             ),
         );
         self.leave_waiting();
