@@ -95,13 +95,20 @@ fn shown(cmd: &Command) -> String {
 
 const SLURM_WAIT: Duration = Duration::from_secs(60);
 
+/// `program` can be run: a path, or a name on the PATH.
+fn findable(program: &str) -> Result<(), SubmitError> {
+    match program.contains('/') || crate::files::find_on_path(program).is_some() {
+        true => Ok(()),
+        false => Err(SubmitError::NoSlurm {
+            program: program.to_string(),
+        }),
+    }
+}
+
 /// Runs a Slurm command: its standard output, or why not.
 fn slurm(cmd: &mut Command) -> Result<String, SubmitError> {
     let command = shown(cmd);
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    if !program.contains('/') && crate::files::find_on_path(&program).is_none() {
-        return Err(SubmitError::NoSlurm { program });
-    }
+    findable(&cmd.get_program().to_string_lossy())?;
     let out = output_within(cmd, SLURM_WAIT).ok_or(SubmitError::Timeout {
         command: command.clone(),
         secs: SLURM_WAIT.as_secs(),
@@ -240,13 +247,9 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
             "--max-waiting must be at least 1 (a waiting pilot recovers lost ones)".into(),
         ));
     }
-    for program in [&o.sbatch, &o.squeue] {
-        if !program.contains('/') && crate::files::find_on_path(program).is_none() {
-            return Err(SubmitError::NoSlurm {
-                program: program.clone(),
-            });
-        }
-    }
+    // Both, before anything is read or written.
+    findable(&o.sbatch)?;
+    findable(&o.squeue)?;
     let root = std::path::absolute(site.root()).map_err(|e| {
         crate::error::Error::io(format_args!("finding {}", site.root().display()), e)
     })?;
@@ -271,9 +274,6 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
     }
     let alive = alive_pilots(o, &submitted_arrays(site)?)?;
     let wanted = o.pilots.saturating_sub(alive);
-    let dir = slurm_dir(site);
-    let script = dir.join("pilot.sh");
-    let cmd = sbatch_command(&root, &root.join("slurm/pilot.sh"), wanted.max(1), o);
     if wanted == 0 {
         return Ok(Submitted {
             alive,
@@ -285,6 +285,7 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
     std::fs::create_dir_all(root.join("logs")).map_err(|e| {
         crate::error::Error::io(format_args!("creating {}/logs", root.display()), e)
     })?;
+    let script = root.join("slurm/pilot.sh");
     let text = pilot_script(&root, &jobrunner, o);
     crate::files::replace(&script, text.as_bytes(), crate::files::Durability::Data)
         .map_err(|e| crate::error::Error::io(format_args!("writing {}", script.display()), e))?;
@@ -292,7 +293,7 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).map_err(|e| {
         crate::error::Error::io(format_args!("making {} executable", script.display()), e)
     })?;
-    let mut cmd = cmd;
+    let mut cmd = sbatch_command(&root, &script, wanted, o);
     let command = shown(&cmd);
     let out = slurm(&mut cmd)?;
     // `--parsable`: `<job id>` or `<job id>;<cluster>`.
