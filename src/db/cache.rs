@@ -40,6 +40,9 @@ struct Shard {
     slots: Vec<Slot>,
     hand: usize,
     capacity: usize,
+    /// Probes answered from this shard (counted under its lock, which a hit holds anyway:
+    /// a shared counter would be one more contended cache line per probe).
+    hits: u64,
 }
 
 impl Shard {
@@ -114,7 +117,7 @@ pub struct BlockCache {
 impl BlockCache {
     /// A cache of about `bytes` (at least one block per shard).
     pub fn new(bytes: usize) -> BlockCache {
-        let blocks = bytes / std::mem::size_of::<Block>();
+        let blocks = bytes / std::mem::size_of::<Slot>();
         let per_shard = (blocks / SHARDS).clamp(1, (1 << SLOT_BITS) - 1);
         let shards = (0..SHARDS)
             .map(|_| {
@@ -128,6 +131,7 @@ impl BlockCache {
                     slots,
                     hand: 0,
                     capacity: per_shard,
+                    hits: 0,
                 })
             })
             .collect();
@@ -161,10 +165,37 @@ impl BlockCache {
             if let Some(slot) = s.hinted(h, key) {
                 slot.used = true;
                 prefetch(&slot.block);
-                return f(&slot.block);
+                let r = f(&slot.block);
+                s.hits += 1;
+                return r;
             }
         }
         self.load_and_use(key, hint, load, f)
+    }
+
+    /// `f` of the cached block for `key`, or `None` when it is not cached (nothing is read):
+    /// an engine's conditional lookup, which must not wait on the disk.
+    #[inline]
+    pub fn with_cached_block<R>(
+        &self,
+        key: u64,
+        hint: &SlotHint,
+        f: impl FnOnce(&Block) -> R,
+    ) -> Option<R> {
+        // A cached block's hint always names its slot (set when it was cached), so a missing
+        // or stale hint means the block is not cached.
+        let h = hint.0.load(Relaxed);
+        if h == NO_SLOT {
+            return None;
+        }
+        let mut s = self.shards[(h >> SLOT_BITS) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let slot = s.hinted(h, key)?;
+        slot.used = true;
+        let r = f(&slot.block);
+        s.hits += 1;
+        Some(r)
     }
 
     #[cold]
@@ -213,6 +244,25 @@ impl BlockCache {
     pub fn misses(&self) -> u64 {
         self.misses.load(Relaxed)
     }
+
+    /// Probes answered by a cached block so far.
+    pub fn hits(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).hits)
+            .sum()
+    }
+
+    /// The most memory the cache takes when full, in bytes.
+    pub fn capacity_bytes(&self) -> usize {
+        self.shards.len()
+            * (std::mem::size_of::<Mutex<Shard>>()
+                + self.shards[0]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .capacity
+                    * std::mem::size_of::<Slot>())
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +310,7 @@ mod tests {
             slots: Vec::new(),
             hand: 0,
             capacity: 4,
+            hits: 0,
         };
         for key in 0..4 {
             assert_eq!(s.victim(), None);

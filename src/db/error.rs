@@ -31,6 +31,10 @@ pub enum DbError {
     /// A position the database has no slice for (more pieces than it holds).
     #[error("{0}")]
     Position(String),
+    /// A lookup that may only use memory ([`Fetch::CachedOnly`](super::probe::Fetch)) needs a
+    /// block, or a slice, that is not in memory.
+    #[error("not in the cache")]
+    NotInCache,
 }
 
 pub type Result<T> = std::result::Result<T, DbError>;

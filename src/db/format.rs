@@ -73,6 +73,11 @@ fn decoder(k: usize) -> &'static Decoder {
     &DECODERS.get_or_init(|| (0..CODES).map(|k| Decoder::new(&builtin_code(k))).collect())[k]
 }
 
+/// The memory the shared decoders take once built, in bytes.
+pub fn decoder_bytes() -> usize {
+    CODES * std::mem::size_of::<Decoder>()
+}
+
 /// Whether `path` is a slice file of this format version (by its first bytes; [`SliceFile::open`]
 /// checks the rest). A file of an older version is built again.
 pub fn is_current(path: &Path) -> bool {
@@ -147,6 +152,14 @@ pub struct SliceFile {
 }
 
 impl SliceFile {
+    /// The memory this open file takes beside the struct itself (block index, buckets,
+    /// path), in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.index.capacity() * std::mem::size_of::<u64>()
+            + self.buckets.capacity() * std::mem::size_of::<u32>()
+            + self.path.as_os_str().len()
+    }
+
     /// Opens `path`, which must hold `slice`.
     pub fn open(path: &Path, slice: &Slice) -> Result<SliceFile> {
         let file = File::open(path).map_err(|e| {

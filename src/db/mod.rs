@@ -27,4 +27,4 @@ pub mod removed;
 pub mod write;
 
 pub use error::{DbError, ReadAt};
-pub use probe::{CaptureCache, Database};
+pub use probe::{CaptureCache, Database, Fetch};

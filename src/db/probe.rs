@@ -65,10 +65,24 @@ impl SliceTable {
     }
 }
 
+/// Where a lookup may take the blocks it needs from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Fetch {
+    /// The cache, or the disk (then cached).
+    Load,
+    /// Only the cache and the slices already open: an engine's conditional lookup, which
+    /// must not wait on the disk. A lookup that needs more fails with
+    /// [`DbError::NotInCache`].
+    CachedOnly,
+}
+
 /// A compressed database directory (`<site>/db`), safe to share between threads.
 pub struct Database {
     dir: PathBuf,
     open: SliceTable,
+    /// Every slice the database will use is open ([`Database::open_slices`]): a slice not
+    /// open is not there, and the directory is not looked at again.
+    all_open: bool,
     /// Numbers the opened slices for the block cache's keys.
     next_id: std::sync::atomic::AtomicU32,
     cache: BlockCache,
@@ -208,6 +222,7 @@ impl Database {
         Ok(Database {
             dir: dir.to_path_buf(),
             open: SliceTable::new(),
+            all_open: false,
             next_id: Default::default(),
             cache: BlockCache::new(cache_bytes),
             decoded: DecodedStore::new(0),
@@ -248,11 +263,119 @@ impl Database {
     /// The opened slice (opened on first use).
     #[inline]
     pub fn slice(&self, slice: &Slice) -> Result<&OpenSlice> {
+        self.slice_from(slice, Fetch::Load)
+    }
+
+    #[inline]
+    fn slice_from(&self, slice: &Slice, fetch: Fetch) -> Result<&OpenSlice> {
         let slot = self.open.slot(slice);
         match slot.get() {
             Some(s) => Ok(s),
+            None if self.all_open => Err(self.not_opened(slice)),
+            None if fetch == Fetch::CachedOnly => Err(DbError::NotInCache),
             None => self.open_slice(slot, slice),
         }
+    }
+
+    /// Opens every slice of the directory with at most `max_pieces` pieces, and no other
+    /// from then on (a position of another slice is [`DbError::Position`] or
+    /// [`DbError::Missing`] without a look at the disk); the number opened. An engine's
+    /// driver opens all at once, so that a damaged header shows at once and conditional
+    /// lookups find every slice open.
+    pub fn open_slices(&mut self, max_pieces: u32) -> Result<usize> {
+        let mut n = 0;
+        for s in list_slices(&self.dir)? {
+            if s.pieces() <= max_pieces {
+                self.slice(&s)?;
+                n += 1;
+            }
+        }
+        self.all_open = true;
+        Ok(n)
+    }
+
+    /// Why `slice` is not open once [`Database::open_slices`] has opened all.
+    #[cold]
+    fn not_opened(&self, slice: &Slice) -> DbError {
+        let most = self
+            .open_slices_list()
+            .iter()
+            .map(|s| s.file.slice.pieces())
+            .max();
+        if most.is_none_or(|m| slice.pieces() > m) {
+            DbError::Position(format!(
+                "the position has {} pieces; the database opened in {} holds at most {}",
+                slice.pieces(),
+                self.dir.display(),
+                most.unwrap_or(0)
+            ))
+        } else {
+            DbError::Missing(format!("slice {slice} is not in {}", self.dir.display()))
+        }
+    }
+
+    /// The slices open so far.
+    pub fn open_slices_list(&self) -> Vec<&OpenSlice> {
+        self.open
+            .materials
+            .iter()
+            .filter_map(|m| m.get())
+            .flat_map(|row| row.iter().filter_map(|s| s.get().map(|b| &**b)))
+            .collect()
+    }
+
+    /// The memory the open slices take beside the block cache (headers, block indexes,
+    /// the cache's hints, the table that finds them, and the index and decoding tables all
+    /// slices share), in bytes.
+    pub fn index_bytes(&self) -> usize {
+        let table = MATERIALS * std::mem::size_of::<OnceLock<RankRow>>()
+            + self
+                .open
+                .materials
+                .iter()
+                .filter(|m| m.get().is_some())
+                .count()
+                * RANK_PAIRS
+                * std::mem::size_of::<OnceLock<Box<OpenSlice>>>();
+        let slices: usize = self
+            .open_slices_list()
+            .iter()
+            .map(|s| {
+                std::mem::size_of::<OpenSlice>()
+                    + s.file.memory_bytes()
+                    + s.hints.len() * std::mem::size_of::<SlotHint>()
+            })
+            .sum();
+        table + slices + crate::slice::index::shared_table_bytes() + super::format::decoder_bytes()
+    }
+
+    /// Replaces the block cache by an empty one of about `bytes` (before the database is
+    /// shared: an engine's driver sizes it once the slices' own memory is known).
+    pub fn set_cache_bytes(&mut self, bytes: usize) {
+        self.cache = BlockCache::new(bytes);
+    }
+
+    /// The most memory the block cache takes, in bytes.
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.capacity_bytes()
+    }
+
+    /// Probes answered from cached blocks so far.
+    pub fn blocks_hit(&self) -> u64 {
+        self.cache.hits()
+    }
+
+    /// Reads every block of every open slice from the disk, checking its CRC (the headers'
+    /// were checked when they were opened); `each` hears every slice's outcome. The number
+    /// of slices found damaged.
+    pub fn verify_open(&self, mut each: impl FnMut(&Slice, &Result<()>)) -> usize {
+        let mut bad = 0;
+        for s in self.open_slices_list() {
+            let r = (0..s.file.blocks()).try_for_each(|b| s.file.read_block(b).map(|_| ()));
+            bad += usize::from(r.is_err());
+            each(&s.file.slice, &r);
+        }
+        bad
     }
 
     #[cold]
@@ -303,22 +426,40 @@ impl Database {
         b: usize,
         f: impl FnOnce(&Block) -> Result<R>,
     ) -> Result<R> {
+        self.with_block_from(s, b, Fetch::Load, f)
+    }
+
+    #[inline(always)]
+    fn with_block_from<R>(
+        &self,
+        s: &OpenSlice,
+        b: usize,
+        fetch: Fetch,
+        f: impl FnOnce(&Block) -> Result<R>,
+    ) -> Result<R> {
         let key = (s.id as u64) << 32 | b as u64;
-        self.cache
-            .with_block(key, &s.hints[b], || s.file.read_block(b), f)
+        match fetch {
+            Fetch::Load => self
+                .cache
+                .with_block(key, &s.hints[b], || s.file.read_block(b), f),
+            Fetch::CachedOnly => self
+                .cache
+                .with_cached_block(key, &s.hints[b], f)
+                .unwrap_or(Err(DbError::NotInCache)),
+        }
     }
 
     /// The stored (refilled) value of position `i` of an opened slice.
     #[inline]
     pub fn stored_at(&self, s: &OpenSlice, i: u64) -> Result<Value> {
-        Ok(self.stored_run(s, i)?.0)
+        Ok(self.stored_run(s, i, Fetch::Load)?.0)
     }
 
     /// [`Database::stored_at`], and the positions around `i` in the same run.
     #[inline(always)]
-    fn stored_run(&self, s: &OpenSlice, i: u64) -> Result<(Value, u64, u64)> {
+    fn stored_run(&self, s: &OpenSlice, i: u64, fetch: Fetch) -> Result<(Value, u64, u64)> {
         let b = s.file.block_of(i);
-        self.with_block(s, b, |block| s.file.run_in_block(block, b, i))
+        self.with_block_from(s, b, fetch, |block| s.file.run_in_block(block, b, i))
     }
 
     /// The value of `setup` for its side to move.
@@ -329,34 +470,52 @@ impl Database {
     /// The value of `pos` (Black to move; reverse a White-to-move board first, as
     /// [`Setup::black_to_move`] does). Removed positions are searched.
     pub fn probe(&self, pos: &Position) -> Result<Value> {
-        self.value(pos, None)
+        self.value(pos, None, Fetch::Load)
+    }
+
+    /// Like [`Database::probe`], taking blocks only from where `fetch` allows: with
+    /// [`Fetch::CachedOnly`], [`DbError::NotInCache`] when a block it needs is not cached.
+    pub fn probe_from(&self, pos: &Position, fetch: Fetch) -> Result<Value> {
+        self.value(pos, None, fetch)
     }
 
     /// Like [`Database::probe`], remembering the values of capture positions in `cache`.
     pub fn probe_cached(&self, pos: &Position, cache: &mut CaptureCache) -> Result<Value> {
-        self.value(pos, Some(cache))
+        self.value(pos, Some(cache), Fetch::Load)
     }
 
-    fn value(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
+    #[inline(always)]
+    fn value(
+        &self,
+        pos: &Position,
+        cache: Option<&mut CaptureCache>,
+        fetch: Fetch,
+    ) -> Result<Value> {
         if has_capture(pos) {
-            return self.capture_value(pos, cache);
+            return self.capture_value(pos, cache, fetch);
         }
-        self.quiet_value(pos, cache)
+        self.quiet_value(pos, cache, fetch)
     }
 
     /// The value of a position whose side to move has no capture.
-    fn quiet_value(&self, pos: &Position, cache: Option<&mut CaptureCache>) -> Result<Value> {
+    #[inline(always)]
+    fn quiet_value(
+        &self,
+        pos: &Position,
+        cache: Option<&mut CaptureCache>,
+        fetch: Fetch,
+    ) -> Result<Value> {
         if pos.black == 0 {
             return Ok(Value::Loss);
         }
         if pos.white == 0 {
             return Ok(Value::Win);
         }
-        let s = self.slice(&Slice::of(pos))?;
+        let s = self.slice_from(&Slice::of(pos), fetch)?;
         // Most positions are stored, and so are all threats of a slice that keeps them:
         // answer them without building a move list.
         if !white_has_capture(pos) || !s.file.removal.removes(Kind::Threat) {
-            return self.stored(s, pos, cache);
+            return self.stored(s, pos, cache, fetch);
         }
         // A removed threat is searched like a capture position, and remembered with them.
         let mut cache = cache;
@@ -366,18 +525,23 @@ impl Database {
         let mut moves = MoveList::new();
         match removed_threat_children(pos, &mut moves) {
             Some(captures) => {
-                let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
+                let v = self.best_move(pos, &moves, captures, cache.as_deref_mut(), fetch)?;
                 if let Some(c) = cache {
                     c.remember(pos, v);
                 }
                 Ok(v)
             }
-            None => self.stored(s, pos, cache),
+            None => self.stored(s, pos, cache, fetch),
         }
     }
 
     /// The best capture's value, remembered in `cache` if given.
-    fn capture_value(&self, pos: &Position, mut cache: Option<&mut CaptureCache>) -> Result<Value> {
+    fn capture_value(
+        &self,
+        pos: &Position,
+        mut cache: Option<&mut CaptureCache>,
+        fetch: Fetch,
+    ) -> Result<Value> {
         if let Some(v) = cache.as_deref_mut().and_then(|c| c.remembered(pos)) {
             return Ok(v);
         }
@@ -388,7 +552,7 @@ impl Database {
             .enumerate()
             .filter(|(_, m)| white_has_capture(&pos.play(m)))
             .fold(0u128, |mask, (k, _)| mask | 1 << k);
-        let v = self.best_move(pos, &moves, captures, cache.as_deref_mut())?;
+        let v = self.best_move(pos, &moves, captures, cache.as_deref_mut(), fetch)?;
         if let Some(c) = cache {
             c.remember(pos, v);
         }
@@ -403,10 +567,11 @@ impl Database {
         s: &OpenSlice,
         pos: &Position,
         cache: Option<&mut CaptureCache>,
+        fetch: Fetch,
     ) -> Result<Value> {
         let i = s.index.index(pos);
         let Some(c) = cache else {
-            return self.stored_at(s, i);
+            return Ok(self.stored_run(s, i, fetch)?.0);
         };
         let id = s.id as usize;
         if let Some(d) = c.decoded.get(id).and_then(|d| d.slice.as_deref()) {
@@ -422,7 +587,7 @@ impl Database {
         {
             return Ok(d.get(i));
         }
-        let (v, first, end) = self.stored_run(s, i)?;
+        let (v, first, end) = self.stored_run(s, i, fetch)?;
         if c.runs.len() <= id {
             c.runs.resize(id + 1, (0, 0, Value::Unknown));
         }
@@ -460,6 +625,7 @@ impl Database {
         moves: &MoveList,
         captures: u128,
         mut cache: Option<&mut CaptureCache>,
+        fetch: Fetch,
     ) -> Result<Value> {
         let mut best = Value::Loss;
         for capturing in [false, true] {
@@ -469,9 +635,9 @@ impl Database {
                 }
                 let child = pos.successor(m);
                 let v = if capturing {
-                    self.capture_value(&child, cache.as_deref_mut())?
+                    self.capture_value(&child, cache.as_deref_mut(), fetch)?
                 } else {
-                    self.quiet_value(&child, cache.as_deref_mut())?
+                    self.quiet_value(&child, cache.as_deref_mut(), fetch)?
                 };
                 match v {
                     Value::Loss => return Ok(Value::Win),
@@ -491,7 +657,7 @@ impl Database {
         generate_moves(&pos, &mut moves);
         moves
             .iter()
-            .map(|m| Ok((*m, self.value(&pos.successor(m), None)?.for_mover())))
+            .map(|m| Ok((*m, self.probe(&pos.successor(m))?.for_mover())))
             .collect()
     }
 }

@@ -16,6 +16,12 @@ pub enum Part {
     Aiosmtpd,
     /// Slurm's daemons and client commands, and munge.
     Slurm,
+    /// gcc and g++ as `cc` and `c++`: engines' compilers, for the egdb library.
+    Gcc,
+    /// clang and clang++.
+    Clang,
+    /// The nowdb Python module (built by scripts/python-wheel) and pytest.
+    PythonModule,
 }
 
 fn on_path(program: &str) -> bool {
@@ -52,6 +58,13 @@ fn missing(part: Part) -> Option<(&'static str, &'static str)> {
                 .iter()
                 .all(|p| Path::new(p).is_file())
         }
+        Part::Gcc => on_path("cc") && on_path("c++"),
+        Part::Clang => on_path("clang") && on_path("clang++"),
+        Part::PythonModule => std::process::Command::new("python3")
+            .args(["-c", "import nowdb, pytest"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success()),
     };
     if there {
         return None;
@@ -74,6 +87,12 @@ fn missing(part: Part) -> Option<(&'static str, &'static str)> {
         Part::Slurm => (
             "Slurm (slurmctld, slurmd, sbatch, squeue, scontrol, scancel, sinfo) and munged",
             "apt-get install slurmctld slurmd slurm-client munge",
+        ),
+        Part::Gcc => ("a C and C++ compiler (cc, c++)", "apt-get install gcc g++"),
+        Part::Clang => ("clang and clang++", "apt-get install clang"),
+        Part::PythonModule => (
+            "the nowdb Python module and pytest for python3",
+            "scripts/python-wheel",
         ),
     })
 }

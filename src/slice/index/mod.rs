@@ -337,6 +337,10 @@ impl MenRanks {
                 }
             }
         }
+        SHARED_TABLE_BYTES.fetch_add(
+            rows.len() * std::mem::size_of::<PrefixRow>(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         MenRanks {
             n,
             f_threshold: f.threshold,
@@ -349,6 +353,15 @@ impl MenRanks {
     fn row(&self, j: usize, a: u32, b: u32) -> &PrefixRow {
         &self.rows[(j * (self.n + 1) + a as usize) * (self.n + 1) + b as usize]
     }
+}
+
+/// The bytes of the men's rank tables made so far ([`men_tables`]).
+static SHARED_TABLE_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The memory the indexes of all slices built so far share (the men's rank tables, kept for
+/// the life of the process), in bytes: an engine's memory budget counts them.
+pub fn shared_table_bytes() -> usize {
+    SHARED_TABLE_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The men's rank table and placement count of slices with `(black men, white men, leading
