@@ -34,6 +34,19 @@ pub fn move_text(setup: &Setup, m: &crate::Move) -> String {
     )
 }
 
+/// The setup after `m`, a move generated on `setup.black_to_move()`: the board as it stands
+/// (reversed back when White moved), the opponent to move.
+pub fn setup_after(setup: &Setup, m: &crate::Move) -> Setup {
+    let board = setup.black_to_move().play(m);
+    Setup {
+        board: match setup.to_move {
+            Color::Black => board,
+            Color::White => board.reversed(),
+        },
+        to_move: setup.to_move.opponent(),
+    }
+}
+
 /// Describes a position: its slice and index, and every legal move with the resulting FEN and
 /// whether it is a conversion (leaves the slice pair).
 pub fn write_description(setup: &Setup, json: bool, out: &mut dyn Write) -> io::Result<()> {
@@ -45,16 +58,9 @@ pub fn write_description(setup: &Setup, json: bool, out: &mut dyn Write) -> io::
     let moves: Vec<(String, String, bool)> = list
         .iter()
         .map(|m| {
-            let after = Setup {
-                board: match setup.to_move {
-                    Color::Black => pos.play(m),
-                    Color::White => pos.play(m).reversed(),
-                },
-                to_move: setup.to_move.opponent(),
-            };
             (
                 move_text(setup, m),
-                format_fen(&after),
+                format_fen(&setup_after(setup, m)),
                 is_conversion(&pos, m),
             )
         })

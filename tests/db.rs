@@ -530,3 +530,187 @@ fn the_probe_example_agrees_with_dbprobe() {
         assert_eq!(ours, theirs, "{s}\n{p}");
     }
 }
+
+/// `dbprobe --site SITE --ship DIR ARGS`: its output.
+fn ship(site: &Path, to: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["--ship", to.to_str().unwrap()];
+    all.extend_from_slice(args);
+    fixture::run(DBPROBE, site, &all)
+}
+
+/// Whether a `.partial-` directory of a ship into `to` was left beside it.
+fn partial_left(to: &Path) -> bool {
+    let prefix = format!("{}.partial-", to.file_name().unwrap().to_string_lossy());
+    std::fs::read_dir(to.parent().unwrap()).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with(&prefix)
+    })
+}
+
+/// The names of the files in `dir`, sorted.
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A shipped database holds VERSION, MANIFEST and every slice file of the plan, byte for
+/// byte; the MANIFEST's sizes and CRC-32s are the files'; and it answers as the site does.
+#[test]
+fn ship_copies_the_finished_database_with_a_manifest() {
+    let site = base4();
+    let to = fixture::scratch_path("db", "shipped");
+    let out = ship(site, &to, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let slices: Vec<Slice> = nowdb::slice::plan(4)
+        .pairs()
+        .flat_map(|p| p.slices())
+        .collect();
+    let s = text(&out.stdout);
+    let head = format!("shipped {} slices of 2..4 pieces to ", slices.len());
+    assert!(
+        s.starts_with(&head) && s.contains("every CRC checked"),
+        "{s}"
+    );
+
+    let mut expected: Vec<String> = slices.iter().map(|s| format!("{s}.ndb")).collect();
+    expected.extend(["MANIFEST".to_string(), "VERSION".to_string()]);
+    expected.sort();
+    assert_eq!(file_names(&to), expected);
+    for name in expected.iter().filter(|n| *n != "MANIFEST") {
+        let (a, b) = (site.join("db").join(name), to.join(name));
+        assert!(
+            std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+            "{name}"
+        );
+    }
+
+    let manifest = std::fs::read_to_string(to.join("MANIFEST")).unwrap();
+    let lines: Vec<Vec<&str>> = manifest.lines().map(|l| l.split('\t').collect()).collect();
+    let (total, files) = lines.split_last().unwrap();
+    assert_eq!(files.len(), expected.len() - 1, "{manifest}");
+    let mut sum = 0;
+    for f in files {
+        let bytes = std::fs::read(to.join(f[0])).unwrap();
+        assert_eq!(f[1], bytes.len().to_string(), "{f:?}");
+        assert_eq!(
+            f[2],
+            format!("{:08x}", nowdb::db::crc32::crc32(&bytes)),
+            "{f:?}"
+        );
+        sum += bytes.len();
+    }
+    let files_word = format!("{} files", files.len());
+    assert_eq!(
+        total,
+        &["total", &sum.to_string(), &files_word],
+        "{manifest}"
+    );
+
+    let theirs = Database::open(&site.join("db"), 1 << 20).unwrap();
+    let ours = Database::open(&to, 1 << 20).unwrap();
+    for name in ["1111.23", "0022.00", "2101.-3"] {
+        let ix = SliceIndex::new(name.parse().unwrap());
+        for i in (0..ix.count()).step_by(53) {
+            let pos = ix.position_unchecked(i);
+            assert_eq!(ours.probe(&pos).unwrap(), theirs.probe(&pos).unwrap());
+        }
+    }
+}
+
+/// A flipped byte in a block of a source slice file: the ship fails naming the file and the
+/// block, and leaves neither DIR nor its partial copy.
+#[test]
+fn ship_of_a_damaged_database_leaves_nothing() {
+    let d = copy_of_base("ship-damaged");
+    let path = largest_db_file(&d);
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let slice: Slice = name.parse().unwrap();
+    let at = nowdb::db::format::SliceFile::open(&path, &slice)
+        .unwrap()
+        .block_offset(1);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[at as usize + 300] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let to = fixture::scratch_path("db", "ship-damaged-out");
+    let out = ship(&d, &to, &[]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("{name}.ndb")) && err.contains("CRC error in block 1"),
+        "{err}"
+    );
+    assert!(!to.exists() && !partial_left(&to), "{err}");
+}
+
+/// DIR must be new or empty: a non-empty one is refused and left as it was; an empty one
+/// is filled.
+#[test]
+fn ship_refuses_a_directory_that_is_not_empty() {
+    let to = fixture::scratch("db", "ship-full");
+    std::fs::write(to.join("mine"), "keep me").unwrap();
+    let out = ship(base4(), &to, &[]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&to.display().to_string()) && err.contains("not empty"),
+        "{err}"
+    );
+    assert_eq!(file_names(&to), ["mine"]);
+    assert_eq!(std::fs::read_to_string(to.join("mine")).unwrap(), "keep me");
+    assert!(!partial_left(&to));
+
+    let empty = fixture::scratch("db", "ship-empty");
+    let out = ship(base4(), &empty, &["--pieces", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(file_names(&empty).contains(&"MANIFEST".to_string()));
+}
+
+/// `--pieces 5` of a 2..4 site: not finished, refused naming a missing 5-piece slice.
+#[test]
+fn ship_refuses_a_database_that_is_not_finished() {
+    let to = fixture::scratch_path("db", "ship-unfinished");
+    let out = ship(base4(), &to, &["--pieces", "5"]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("2..5 pieces is not finished"), "{err}");
+    let five: Vec<Slice> = nowdb::slice::plan(5)
+        .pairs()
+        .flat_map(|p| p.slices())
+        .filter(|s| s.pieces() == 5)
+        .collect();
+    assert!(
+        five.iter().any(|s| err.contains(&format!("{s}.ndb"))),
+        "{err}"
+    );
+    assert!(!to.exists() && !partial_left(&to));
+}
+
+/// `--ship --json`: one JSON object with the summary's figures.
+#[test]
+fn ship_json_is_one_object() {
+    let to = fixture::scratch_path("db", "ship-json");
+    let out = ship(base4(), &to, &["--json", "--pieces", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let three = nowdb::slice::plan(3)
+        .pairs()
+        .flat_map(|p| p.slices())
+        .count();
+    assert_eq!(v["slices"], three, "{v}");
+    assert_eq!(v["pieces"], 3, "{v}");
+    assert_eq!(v["dir"], to.display().to_string(), "{v}");
+    let bytes: u64 = file_names(&to)
+        .iter()
+        .filter(|n| *n != "MANIFEST")
+        .map(|n| std::fs::metadata(to.join(n)).unwrap().len())
+        .sum();
+    assert_eq!(v["bytes"], bytes, "{v}");
+    assert!(v["seconds"].as_f64().is_some(), "{v}");
+}

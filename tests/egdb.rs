@@ -461,3 +461,59 @@ fn python_module_pytest_suite() {
         text(&o.stderr)
     );
 }
+
+/// The README's first fenced block in `language`.
+fn readme_block(language: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let open = format!("```{language}\n");
+    let start = readme
+        .find(&open)
+        .unwrap_or_else(|| panic!("README.md has no {language} block"))
+        + open.len();
+    let len = readme[start..].find("```").unwrap();
+    readme[start..start + len].to_string()
+}
+
+/// The README's C example compiles as written (with the flags its first line gives) and
+/// prints the value of its position; its Python example runs.
+#[test]
+fn readme_examples_run() {
+    require(&[Part::Gcc, Part::PythonModule]);
+    let dir = fixture::scratch("egdb", "readme");
+    let c = readme_block("c");
+    std::fs::write(dir.join("probe.c"), &c).unwrap();
+    let libs = lib_dir();
+    let o = Command::new("cc")
+        .current_dir(&dir)
+        .args(["-Wall", "-Werror", "probe.c", "-o", "probe", "-I"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("egdb/include"))
+        .arg("-L")
+        .arg(&libs)
+        .arg("-legdb")
+        .arg(format!("-Wl,-rpath,{}", libs.display()))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "README's C example: {}",
+        text(&o.stderr)
+    );
+    assert_eq!(ok(&dir.join("probe"), &[db5().to_str().unwrap()]), "win\n");
+
+    std::fs::write(dir.join("example.py"), readme_block("python")).unwrap();
+    let o = Command::new("python3")
+        .arg(dir.join("example.py"))
+        .arg(db5())
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert!(
+        o.status.success(),
+        "README's Python example: {}",
+        text(&o.stderr)
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[..2], ["win", "['draw', 'draw']"], "{out}");
+    assert!(lines.len() > 2, "no moves printed: {out}");
+}

@@ -10,7 +10,7 @@ mod driver;
 mod layout;
 
 pub use driver::Driver;
-pub use layout::{Layout, internal_position};
+pub use layout::{Layout, internal_position, reverse_rows};
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 

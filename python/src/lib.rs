@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+use nowdb::Setup;
 use nowdb::db::{Database as Reader, DbError};
-use nowdb::inspect::move_text;
+use nowdb::inspect::{move_text, setup_after};
 use nowdb::notation::format_fen;
 use nowdb::value::Value;
-use nowdb::{Color, Setup};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyFileNotFoundError, PyLookupError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -182,22 +182,12 @@ impl Database {
         let values = py
             .detach(|| reader.move_values(&setup))
             .map_err(probe_error)?;
-        // Moves are generated with Black to move; a White-to-move board is reversed back,
-        // as `dbprobe` does for the FENs it prints.
-        let pos = setup.black_to_move();
         values
             .iter()
             .map(|(m, v)| {
-                let after = Setup {
-                    board: match setup.to_move {
-                        Color::Black => pos.play(m),
-                        Color::White => pos.play(m).reversed(),
-                    },
-                    to_move: setup.to_move.opponent(),
-                };
                 Ok((
                     move_text(&setup, m),
-                    format_fen(&after),
+                    format_fen(&setup_after(&setup, m)),
                     name(*v, &self.directory)?,
                 ))
             })

@@ -4,7 +4,7 @@
 use clap::Parser;
 use nowdb::cli::{CliError, output_error};
 use nowdb::solve::Site;
-use nowdb::solve::database::report;
+use nowdb::solve::database::{report, ship};
 use nowdb::{Setup, Slice, inspect};
 use std::process::ExitCode;
 
@@ -18,8 +18,15 @@ use std::process::ExitCode;
                   With --site DIR (database in DIR/db): the FEN's value (win, loss or draw \
                   for the side to move) and every move's value for the side that plays it; \
                   --batch answers one FEN per stdin line as FEN<TAB>value; --check compares \
-                  the database with the solver's exact values."
+                  the database with the solver's exact values.\n\n\
+                  --ship DIR copies the finished database out of the site to ship: VERSION \
+                  and every slice file (of up to --pieces N pieces) into DIR, new or empty, \
+                  each checked by its CRCs as read back from the copy; nothing is left in DIR \
+                  unless all of it checked out. DIR/MANIFEST lists every file as \
+                  NAME<TAB>BYTES<TAB>CRC32 (8 lowercase hex digits, zlib's CRC-32, as `crc32 FILE` \
+                  prints it), then total<TAB>BYTES<TAB>N files."
 )]
+#[command(group(clap::ArgGroup::new("whole").args(["check", "ship"])))]
 struct Args {
     /// Position as PDN FEN, e.g. "B:W18,K12:B3,5" or "W:B1-12:W21-32".
     fen: Option<String>,
@@ -41,11 +48,14 @@ struct Args {
     /// Compare the database with solved/: every position, or --random N of them.
     #[arg(long, requires = "site", conflicts_with_all = ["fen", "batch"])]
     check: bool,
+    /// Copy the finished database into DIR (new or empty), checked, with a MANIFEST.
+    #[arg(long, value_name = "DIR", requires = "site", conflicts_with_all = ["fen", "batch", "check"])]
+    ship: Option<std::path::PathBuf>,
     /// With --check: this many random positions (probed one by one, timed).
     #[arg(long, value_name = "N", requires = "check")]
     random: Option<u64>,
-    /// With --check: only slices of this many pieces.
-    #[arg(long, value_name = "N", requires = "check")]
+    /// With --check: only slices of this many pieces; with --ship: 2..N pieces.
+    #[arg(long, value_name = "N", requires = "whole")]
     pieces: Option<u32>,
     /// With --check: parallel threads for the every-position check.
     #[arg(long, default_value_t = 2)]
@@ -72,6 +82,9 @@ fn run(args: Args) -> Result<(), CliError> {
     };
     if let Some(dir) = &args.site {
         let site = Site::new(dir);
+        if let Some(to) = &args.ship {
+            return ship::write_ship(&site, to, args.pieces, args.json, &mut out);
+        }
         let db = report::open_database(&site, args.cache_mb)?;
         if args.batch {
             return report::write_batch(&db, &mut std::io::stdin().lock(), args.json, &mut out);

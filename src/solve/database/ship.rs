@@ -1,0 +1,317 @@
+//! `dbprobe --site SITE --ship DIR`: a finished database copied out of a site, to ship.
+//! Engines (the egdb library) and the Python module are pointed at a database directory
+//! alone, so DIR holds `VERSION`, every slice file and a `MANIFEST` a receiver checks with
+//! standard tools. Every file is checked on the copy, read back from the disk it was written
+//! to, so that a damaged source and a bad write both show; the copy is assembled in
+//! `DIR.partial-<pid>` and becomes DIR only when all of it checked out.
+
+use crate::cli::{CliError, json_line, millis, output_error};
+use crate::db::DbError;
+use crate::db::crc32::{Crc32, crc32};
+use crate::db::format::SliceFile;
+use crate::db::probe::{VERSION_LINE, list_slices, slice_path};
+use crate::files::FileOp;
+use crate::progress::Progress;
+use crate::slice::Slice;
+use crate::solve::{Result, Site, SolveError};
+use crate::solve_err;
+use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What a ship copied.
+#[derive(Clone, Debug)]
+pub struct Shipped {
+    pub slices: usize,
+    /// The database holds 2..`pieces` pieces.
+    pub pieces: u32,
+    /// Bytes of `VERSION` and the slice files (the `MANIFEST` not counted).
+    pub bytes: u64,
+    pub elapsed: Duration,
+}
+
+/// One line of the manifest.
+struct Entry {
+    name: String,
+    bytes: u64,
+    crc: u32,
+}
+
+/// Copies the database of `site` with slices of 2..`pieces` pieces (all it holds when
+/// `None`) into `dest`, which must not exist or be empty; refuses an unfinished database.
+pub fn ship(
+    site: &Site,
+    dest: &Path,
+    pieces: Option<u32>,
+    progress: &mut Progress,
+) -> Result<Shipped> {
+    let start = Instant::now();
+    let db = site.db_dir();
+    let version = read_version(&db)?;
+    let (slices, pieces) = finished_slices(&db, pieces)?;
+    check_destination(dest)?;
+    let partial = Partial::create(dest)?;
+    let total: u64 = slices
+        .iter()
+        .map(|s| std::fs::metadata(slice_path(&db, s)).map_or(0, |m| m.len()))
+        .sum();
+
+    let mut entries = vec![copy_file(
+        &db.join("VERSION"),
+        &partial.path.join("VERSION"),
+    )?];
+    if entries[0].crc != crc32(version.as_bytes()) {
+        return Err(solve_err!(
+            "{}: its copy differs",
+            db.join("VERSION").display()
+        ));
+    }
+    for (k, s) in slices.iter().enumerate() {
+        entries.push(copy_slice(&db, &partial.path, s)?);
+        if progress.due() {
+            let done: u64 = entries.iter().map(|e| e.bytes).sum();
+            let line = format!(
+                "shipped {} of {} slices, {:.1} of {:.1} MB",
+                k + 1,
+                slices.len(),
+                done as f64 / 1e6,
+                total as f64 / 1e6
+            );
+            progress.update(done, total, &line);
+        }
+    }
+    write_manifest(&partial.path, &entries)?;
+    sync_dir(&partial.path)?;
+    partial.publish(dest)?;
+    Ok(Shipped {
+        slices: slices.len(),
+        pieces,
+        bytes: entries.iter().map(|e| e.bytes).sum(),
+        elapsed: start.elapsed(),
+    })
+}
+
+/// `dbprobe --site SITE --ship DIR [--pieces N] [--json]`: [`ship`], with progress on
+/// stderr and a summary on `out`.
+pub fn write_ship(
+    site: &Site,
+    dest: &Path,
+    pieces: Option<u32>,
+    json: bool,
+    out: &mut dyn Write,
+) -> std::result::Result<(), CliError> {
+    let mut progress = Progress::stderr(Duration::from_secs(5));
+    let shipped = ship(site, dest, pieces, &mut progress)?;
+    progress.finish();
+    let secs = shipped.elapsed.as_secs_f64();
+    let text = if json {
+        json_line(&serde_json::json!({
+            "dir": dest.display().to_string(),
+            "slices": shipped.slices,
+            "pieces": shipped.pieces,
+            "bytes": shipped.bytes,
+            "seconds": millis(secs),
+        }))
+    } else {
+        format!(
+            "shipped {} slices of 2..{} pieces to {}: {} bytes, every CRC checked, in {secs:.2} s\n",
+            shipped.slices,
+            shipped.pieces,
+            dest.display(),
+            shipped.bytes
+        )
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// The text of `db/VERSION`, which must name the format this nowdb writes.
+fn read_version(db: &Path) -> Result<String> {
+    let path = db.join("VERSION");
+    if !db.is_dir() {
+        return Err(solve_err!(
+            "database directory {} does not exist: nothing to ship",
+            db.display()
+        ));
+    }
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| SolveError::file(FileOp::Reading, &path, e))?;
+    let line = text.lines().next().unwrap_or("").trim();
+    if line != VERSION_LINE {
+        return Err(solve_err!(
+            "{}: database version \"{line}\"; this nowdb ships \"{VERSION_LINE}\"",
+            path.display()
+        ));
+    }
+    Ok(text)
+}
+
+/// The slice files of at most `pieces` pieces (the most the database holds when `None`),
+/// once every slice of the plan of 2..`pieces` is among them.
+fn finished_slices(db: &Path, pieces: Option<u32>) -> Result<(Vec<Slice>, u32)> {
+    let built = list_slices(db)?;
+    let Some(n) = pieces.or_else(|| built.iter().map(|s| s.pieces()).max()) else {
+        return Err(solve_err!("{}: no slice files to ship", db.display()));
+    };
+    if n < 2 {
+        return Err(solve_err!(
+            "--pieces {n}: a database holds 2 or more pieces"
+        ));
+    }
+    let have: BTreeSet<Slice> = built.iter().copied().collect();
+    let missing: BTreeSet<Slice> = crate::slice::plan(n)
+        .pairs()
+        .flat_map(|p| p.slices())
+        .filter(|s| !have.contains(s))
+        .collect();
+    if !missing.is_empty() {
+        let some: Vec<String> = missing.iter().take(5).map(|s| format!("{s}.ndb")).collect();
+        let more = if missing.len() > 5 { ", ..." } else { "" };
+        return Err(solve_err!(
+            "{}: the database of 2..{n} pieces is not finished: {} slice files missing ({}{more}); \
+             nothing was shipped",
+            db.display(),
+            missing.len(),
+            some.join(", ")
+        ));
+    }
+    Ok((built.into_iter().filter(|s| s.pieces() <= n).collect(), n))
+}
+
+/// `dest` must not exist, or be an empty directory (which the copy then replaces).
+fn check_destination(dest: &Path) -> Result<()> {
+    let why = match std::fs::symlink_metadata(dest) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(SolveError::file(FileOp::Inspecting, dest, e)),
+        Ok(m) if !m.is_dir() => "exists and is not a directory",
+        Ok(_) => match std::fs::read_dir(dest).map(|mut entries| entries.next()) {
+            Ok(None) => return Ok(()),
+            Ok(Some(_)) => "exists and is not empty (ship into a new directory)",
+            Err(e) => return Err(SolveError::file(FileOp::Listing, dest, e)),
+        },
+    };
+    Err(solve_err!("{}: {why}; nothing was shipped", dest.display()))
+}
+
+/// The copy being assembled beside DIR; removed unless it became DIR, so that an error (or
+/// a panic) leaves nothing behind.
+struct Partial {
+    path: PathBuf,
+    published: bool,
+}
+
+impl Partial {
+    fn create(dest: &Path) -> Result<Partial> {
+        let Some(name) = dest.file_name() else {
+            return Err(solve_err!("{}: not a directory name", dest.display()));
+        };
+        let mut partial = name.to_os_string();
+        partial.push(format!(".partial-{}", std::process::id()));
+        let path = dest.with_file_name(partial);
+        std::fs::create_dir(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => solve_err!(
+                "{}: its parent directory does not exist; nothing was shipped",
+                dest.display()
+            ),
+            _ => SolveError::file(FileOp::Creating, &path, e),
+        })?;
+        Ok(Partial {
+            path,
+            published: false,
+        })
+    }
+
+    /// Renames the checked copy to `dest` (replacing it if it is an empty directory).
+    fn publish(mut self, dest: &Path) -> Result<()> {
+        std::fs::rename(&self.path, dest).map_err(|e| {
+            SolveError::io(
+                format!("renaming {} to {}", self.path.display(), dest.display()),
+                e,
+            )
+        })?;
+        self.published = true;
+        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty());
+        sync_dir(parent.unwrap_or(Path::new(".")))
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| SolveError::file(FileOp::Syncing, dir, e))
+}
+
+/// Copies slice `s` and checks the copy's header CRC and every block's CRC.
+fn copy_slice(db: &Path, to_dir: &Path, s: &Slice) -> Result<Entry> {
+    let from = slice_path(db, s);
+    let to = slice_path(to_dir, s);
+    let entry = copy_file(&from, &to)?;
+    let damaged = |e: DbError| match e {
+        DbError::Corrupt { what, .. } | DbError::Format { what, .. } => solve_err!(
+            "{}: {what} (read back from its copy); nothing was shipped",
+            from.display()
+        ),
+        e => e.into(),
+    };
+    let file = SliceFile::open(&to, s).map_err(damaged)?;
+    for b in 0..file.blocks() {
+        file.read_block(b).map_err(damaged)?;
+    }
+    Ok(entry)
+}
+
+/// Copies `from` to `to`, writes the copy to its disk and reads it back from there: its name,
+/// size and CRC-32 as a receiver will find them.
+fn copy_file(from: &Path, to: &Path) -> Result<Entry> {
+    std::fs::copy(from, to).map_err(|e| {
+        SolveError::io(format!("copying {} to {}", from.display(), to.display()), e)
+    })?;
+    let mut f = std::fs::File::open(to).map_err(|e| SolveError::file(FileOp::Opening, to, e))?;
+    f.sync_all()
+        .map_err(|e| SolveError::file(FileOp::Syncing, to, e))?;
+    // Written and clean: dropping its cached pages makes the reads below (and the slice
+    // checks after them) come from the disk. Only advice: a failure costs that check alone.
+    let _ = posix_fadvise(&f, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
+    let (mut crc, mut bytes) = (Crc32::default(), 0u64);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| SolveError::file(FileOp::Reading, to, e))?;
+        if n == 0 {
+            break;
+        }
+        crc.update(&buf[..n]);
+        bytes += n as u64;
+    }
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    Ok(Entry {
+        name: name.into_owned(),
+        bytes,
+        crc: crc.finish(),
+    })
+}
+
+/// `MANIFEST`: `name<TAB>bytes<TAB>crc32` per file (8 hex digits, zlib's CRC-32), then
+/// `total<TAB>bytes<TAB>N files`.
+fn write_manifest(dir: &Path, entries: &[Entry]) -> Result<()> {
+    let mut text = String::new();
+    for e in entries {
+        text += &format!("{}\t{}\t{:08x}\n", e.name, e.bytes, e.crc);
+    }
+    let bytes: u64 = entries.iter().map(|e| e.bytes).sum();
+    text += &format!("total\t{bytes}\t{} files\n", entries.len());
+    let path = dir.join("MANIFEST");
+    std::fs::File::create(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
+        .map_err(|e| SolveError::file(FileOp::Writing, &path, e))
+}
