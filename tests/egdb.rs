@@ -334,6 +334,61 @@ fn more_pieces_than_opened_are_unavailable() {
     assert!(answered > 0 && unavailable > 0, "{out}");
 }
 
+/// A slice the directory lacks is EGDB_SUBDB_UNAVAILABLE, for its own stored positions and
+/// for those whose search needs it; every other position keeps its value.
+#[test]
+fn a_missing_slice_is_unavailable() {
+    require(&[Part::Gcc]);
+    let exe = probe_test("cc", Link::Shared);
+    let (lines, _) = sample();
+    let copy = fixture::scratch_path("egdb", "missing-slice");
+    fixture::copy_dir(&db5(), &copy);
+    let gone: nowdb::Slice = "2111.56".parse().unwrap();
+    std::fs::remove_file(copy.join(format!("{gone}.ndb"))).unwrap();
+    let all = std::fs::read_to_string(lines).unwrap();
+    let short = fixture::scratch("egdb", "missing-slice-sample").join("sample.txt");
+    std::fs::write(
+        &short,
+        all.lines().take(50_000).collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
+    let out = ok(
+        &exe,
+        &[
+            "sample",
+            copy.to_str().unwrap(),
+            short.to_str().unwrap(),
+            "2",
+            "16",
+        ],
+    );
+    let (mut own, mut others_unavailable, mut others_equal) = (0, 0, 0);
+    for ((got, want), line) in out.lines().zip(dbprobe_values()).zip(all.lines()) {
+        let pos = line
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse::<Setup>()
+            .unwrap()
+            .black_to_move();
+        // A capture position is not stored in its slice: its value comes from smaller ones.
+        if nowdb::Slice::of(&pos) == gone && !nowdb::board::has_capture(&pos) {
+            assert_eq!(got, "-2", "{line}: a position of the missing slice");
+            own += 1;
+        } else if got == "-2" {
+            others_unavailable += 1;
+        } else {
+            assert_eq!(got, want, "{line}");
+            others_equal += 1;
+        }
+    }
+    assert!(own > 0, "the sample has no position of {gone}");
+    assert!(
+        others_unavailable < others_equal / 100,
+        "{others_unavailable} positions of other slices unavailable, {others_equal} answered"
+    );
+}
+
 /// egdb_identify reports the type and the most pieces; nothing found is non-zero.
 #[test]
 fn identify_names_type_and_pieces() {

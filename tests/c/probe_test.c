@@ -180,8 +180,10 @@ static int cmd_sample(const char *dir, const char *file, int threads, int cache_
 		printf("%s\n", value_name(a));
 	}
 	stats = n->get_stats(n);
-	if (stats->db_requests != (unsigned int)nsamples || stats->db_returns != (unsigned int)nsamples)
-		fail("get_stats: db_requests and db_returns are not the number of lookups");
+	if (stats->db_requests != (unsigned int)nsamples
+	    || stats->db_returns + stats->db_not_present_requests != (unsigned int)nsamples)
+		fail("get_stats: db_requests, or db_returns and db_not_present_requests, do not add "
+		     "up to the number of lookups");
 	if (stats->lru_cache_loads == 0 || stats->lru_cache_hits == 0)
 		fail("get_stats: no cache loads or hits counted");
 	n->reset_stats(n);
