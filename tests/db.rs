@@ -6,7 +6,6 @@ mod common;
 use common::fixture::{self, DBPROBE, JOBRUNNER, text};
 use nowdb::db::Database;
 use nowdb::solve::Site;
-use nowdb::solve::local::{BuildOptions, build_local};
 use nowdb::solve::solved::SolvedSlice;
 use nowdb::{Setup, Slice, SliceIndex};
 use std::path::{Path, PathBuf};
@@ -18,17 +17,7 @@ fn base4() -> &'static Path {
     static BASE: OnceLock<PathBuf> = OnceLock::new();
     BASE.get_or_init(|| {
         let d = fixture::scratch_path("db", "base4");
-        let opts = BuildOptions {
-            pieces: 4,
-            progress_every: Duration::from_secs(3600),
-            ..BuildOptions::default()
-        };
-        build_local(
-            &Site::new(&d),
-            &opts,
-            &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
-        )
-        .unwrap();
+        common::site::build(&d, 4, |_| {});
         d
     })
 }

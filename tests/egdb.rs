@@ -9,14 +9,11 @@ use common::fixture::{self, DBPROBE, text};
 use common::parts::{Part, require};
 use nowdb::notation::{format_fen, standard_square};
 use nowdb::rng::XorShift;
-use nowdb::solve::Site;
-use nowdb::solve::local::{BuildOptions, build_local};
 use nowdb::{Color, Setup, SliceIndex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 const SAMPLES: u64 = 1_000_000;
 
@@ -25,17 +22,7 @@ fn site5() -> &'static Path {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     SITE.get_or_init(|| {
         let d = fixture::scratch_path("egdb", "site5");
-        let opts = BuildOptions {
-            pieces: 5,
-            progress_every: Duration::from_secs(3600),
-            ..BuildOptions::default()
-        };
-        build_local(
-            &Site::new(&d),
-            &opts,
-            &mut nowdb::progress::Progress::lines(&mut std::io::sink(), Duration::MAX),
-        )
-        .unwrap();
+        common::site::build(&d, 5, |_| {});
         d
     })
 }

@@ -8,27 +8,14 @@ use nowdb::db::format::SliceFile;
 use nowdb::db::removed::{Kind, classify};
 use nowdb::rng::XorShift;
 use nowdb::solve::Site;
-use nowdb::solve::local::{BuildOptions, build_local};
 use nowdb::solve::solved::SolvedSlice;
 use nowdb::{MoveList, Setup, Slice, SliceIndex};
-use std::time::Duration;
 
 #[test]
 fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
     let dir = common::fixture::scratch_path("fuzz", "db");
     let site = Site::new(&dir);
-    let opts = BuildOptions {
-        pieces: 4,
-        only: vec!["2101.-5".parse().unwrap()],
-        progress_every: Duration::from_secs(3600),
-        ..BuildOptions::default()
-    };
-    build_local(
-        &site,
-        &opts,
-        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
-    )
-    .unwrap();
+    common::site::build(&dir, 4, |o| o.only = vec!["2101.-5".parse().unwrap()]);
     let slice: Slice = "2101.-5".parse().unwrap();
     let ix = SliceIndex::new(slice);
     let solved = SolvedSlice::load(&site, slice).unwrap();

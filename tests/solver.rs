@@ -4,9 +4,8 @@
 mod common;
 
 use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, copy_dir, stderr};
-use common::site::assert_same_build;
+use common::site::{assert_same_build, build};
 use nowdb::solve::Site;
-use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
 use nowdb::solve::phases::RunOptions;
 use nowdb::{Slice, SliceIndex};
 use std::collections::BTreeMap;
@@ -14,22 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSummary {
-    let mut opts = BuildOptions {
-        pieces,
-        runners: 2,
-        progress_every: Duration::from_secs(3600),
-        ..BuildOptions::default()
-    };
-    f(&mut opts);
-    build_local(
-        &Site::new(site),
-        &opts,
-        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), std::time::Duration::MAX),
-    )
-    .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()))
-}
 
 /// A site with every slice of 2..3 pieces solved, built once and copied by the tests.
 fn base3() -> &'static Path {

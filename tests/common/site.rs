@@ -1,7 +1,28 @@
-//! Comparing two sites' results byte for byte.
+//! Building a site in the test process, and comparing two sites' results byte for byte.
 
+use nowdb::solve::Site;
+use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
+
+/// Builds 2..`pieces` in `site` in this process with 2 runners and no progress lines, after
+/// `f` has adjusted the options.
+pub fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSummary {
+    let mut opts = BuildOptions {
+        pieces,
+        runners: 2,
+        progress_every: Duration::from_secs(3600),
+        ..BuildOptions::default()
+    };
+    f(&mut opts);
+    build_local(
+        &Site::new(site),
+        &opts,
+        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), Duration::MAX),
+    )
+    .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()))
+}
 
 /// The files of `solved/` and `db/` of a site, by `dir/name`. Hidden files are left out:
 /// they are the temporaries of writers killed before their rename (every reader skips them,
