@@ -1,7 +1,7 @@
 //! nowdb's databases behind the egdb driver interface (`include/egdb.h`): the C functions
 //! `egdb_identify` and `egdb_open`, and the handle's `lookup`, `reset_stats`, `get_stats`,
 //! `verify` and `close`. Built as `libegdb.so` and `libegdb.a`; the work is nowdb's
-//! [`Database`], this crate only translates layouts, values and errors.
+//! [`Database`](nowdb::db::Database), this crate only translates layouts, values and errors.
 //!
 //! The names of the C interface are kept as they are published (`EGDB_DRIVER`, `lookup`,
 //! `cl`), so that an engine author finds here what the header says.
