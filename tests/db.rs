@@ -703,3 +703,39 @@ fn ship_json_is_one_object() {
     assert_eq!(v["bytes"], bytes, "{v}");
     assert!(v["seconds"].as_f64().is_some(), "{v}");
 }
+
+/// What an interrupted ship from this host left (its process gone) is removed by the next
+/// ship to the same DIR, and said; another host's partial copy, and a live process's, stay.
+#[test]
+fn ship_removes_what_an_interrupted_ship_left() {
+    let to = fixture::scratch_path("db", "ship-leftover");
+    let host = nix::unistd::gethostname()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let name = to.file_name().unwrap().to_string_lossy().into_owned();
+    let beside = |suffix: &str| to.with_file_name(format!("{name}.partial-{suffix}"));
+    // A pid above the kernel's limit is never a live process.
+    let dead = beside(&format!("{host}-4194305"));
+    let live = beside(&format!("{host}-{}", std::process::id()));
+    let other = beside("another-host-4194305");
+    for d in [&dead, &live, &other] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("VERSION"), "half a ship").unwrap();
+    }
+    let out = ship(base4(), &to, &["--json", "--pieces", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["leftovers_removed"],
+        serde_json::json!([dead.display().to_string()])
+    );
+    assert!(!dead.exists(), "the dead ship's copy is still there");
+    assert!(
+        live.exists() && other.exists(),
+        "a live or another host's copy was removed"
+    );
+    for d in [&live, &other] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

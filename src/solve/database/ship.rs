@@ -3,7 +3,8 @@
 //! alone, so DIR holds `VERSION`, every slice file and a `MANIFEST` a receiver checks with
 //! standard tools. Every file is checked on the copy, read back from the disk it was written
 //! to, so that a damaged source and a bad write both show; the copy is assembled in
-//! `DIR.partial-<pid>` and becomes DIR only when all of it checked out.
+//! `DIR.partial-<host>-<pid>` and becomes DIR only when all of it checked out; the next ship
+//! from the same host removes what an interrupted one left.
 
 use crate::cli::{CliError, json_line, millis, output_error};
 use crate::db::DbError;
@@ -30,6 +31,8 @@ pub struct Shipped {
     /// Bytes of `VERSION` and the slice files (the `MANIFEST` not counted).
     pub bytes: u64,
     pub elapsed: Duration,
+    /// Copies this host's interrupted ships left beside DIR, removed first.
+    pub leftovers_removed: Vec<PathBuf>,
 }
 
 /// One line of the manifest.
@@ -52,6 +55,7 @@ pub fn ship(
     let version = read_version(&db)?;
     let (slices, pieces) = finished_slices(&db, pieces)?;
     check_destination(dest)?;
+    let leftovers_removed = remove_leftovers(dest)?;
     let partial = Partial::create(dest)?;
     let total: u64 = slices
         .iter()
@@ -90,7 +94,54 @@ pub fn ship(
         pieces,
         bytes: entries.iter().map(|e| e.bytes).sum(),
         elapsed: start.elapsed(),
+        leftovers_removed,
     })
+}
+
+/// The prefix of this host's partial copies of `dest`: `DIR.partial-<host>-` (the host in
+/// the name, so that a ship on another machine sharing the filesystem is never taken for
+/// one of ours whose process is gone).
+fn partial_prefix(dest: &Path) -> Result<std::ffi::OsString> {
+    let Some(name) = dest.file_name() else {
+        return Err(solve_err!("{}: not a directory name", dest.display()));
+    };
+    let host = crate::lock::Machine::current()
+        .map_err(|e| SolveError::io("reading this machine's name", e))?
+        .host;
+    let mut prefix = name.to_os_string();
+    prefix.push(format!(".partial-{host}-"));
+    Ok(prefix)
+}
+
+/// Removes the partial copies of `dest` that this host's interrupted ships (Ctrl-C, a kill)
+/// left: those whose process is gone.
+fn remove_leftovers(dest: &Path) -> Result<Vec<PathBuf>> {
+    let prefix = partial_prefix(dest)?;
+    let prefix = prefix.to_string_lossy();
+    let parent = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        // A missing parent is reported when the copy is created.
+        return Ok(Vec::new());
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&*prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && crate::procfs::process_is_gone(pid) {
+            std::fs::remove_dir_all(e.path())
+                .map_err(|err| SolveError::file(FileOp::Removing, &e.path(), err))?;
+            removed.push(e.path());
+        }
+    }
+    Ok(removed)
 }
 
 /// `dbprobe --site SITE --ship DIR [--pieces N] [--json]`: [`ship`], with progress on
@@ -105,6 +156,12 @@ pub fn write_ship(
     let mut progress = Progress::stderr(Duration::from_secs(5));
     let shipped = ship(site, dest, pieces, &mut progress)?;
     progress.finish();
+    for p in &shipped.leftovers_removed {
+        eprintln!(
+            "dbprobe: removed {}, left by an interrupted ship",
+            p.display()
+        );
+    }
     let secs = shipped.elapsed.as_secs_f64();
     let text = if json {
         json_line(&serde_json::json!({
@@ -113,6 +170,11 @@ pub fn write_ship(
             "pieces": shipped.pieces,
             "bytes": shipped.bytes,
             "seconds": millis(secs),
+            "leftovers_removed": shipped
+                .leftovers_removed
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>(),
         }))
     } else {
         format!(
@@ -203,11 +265,8 @@ struct Partial {
 
 impl Partial {
     fn create(dest: &Path) -> Result<Partial> {
-        let Some(name) = dest.file_name() else {
-            return Err(solve_err!("{}: not a directory name", dest.display()));
-        };
-        let mut partial = name.to_os_string();
-        partial.push(format!(".partial-{}", std::process::id()));
+        let mut partial = partial_prefix(dest)?;
+        partial.push(std::process::id().to_string());
         let path = dest.with_file_name(partial);
         std::fs::create_dir(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => solve_err!(
