@@ -12,13 +12,19 @@
 //! shard's lock, so a stale hint (the block was replaced since) is just a miss.
 
 use super::format::Block;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard};
 
 const SHARDS: usize = 16;
 /// Slot numbers in a hint: shard in the top bits, slot within the shard below.
 const SLOT_BITS: u32 = 27;
 const NO_SLOT: u32 = u32::MAX;
+
+/// The slot within its shard that a hint's slot number names.
+#[inline(always)]
+fn slot_in_shard(hint: u32) -> usize {
+    (hint & ((1 << SLOT_BITS) - 1)) as usize
+}
 
 /// Where a block was last cached (one per block of an open slice).
 pub struct SlotHint(AtomicU32);
@@ -49,7 +55,7 @@ impl Shard {
     /// The slot that slot number `hint` names, if it holds `key` (a hint may be stale).
     fn hinted(&mut self, hint: u32, key: u64) -> Option<&mut Slot> {
         self.slots
-            .get_mut((hint & ((1 << SLOT_BITS) - 1)) as usize)
+            .get_mut(slot_in_shard(hint))
             .filter(|slot| slot.key == key)
     }
 
@@ -157,20 +163,29 @@ impl BlockCache {
         load: impl FnOnce() -> Result<Box<Block>, E>,
         f: impl FnOnce(&Block) -> Result<R, E>,
     ) -> Result<R, E> {
-        let h = hint.0.load(Relaxed);
-        if h != NO_SLOT {
-            let mut s = self.shards[(h >> SLOT_BITS) as usize]
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if let Some(slot) = s.hinted(h, key) {
-                slot.used = true;
-                prefetch(&slot.block);
-                let r = f(&slot.block);
-                s.hits += 1;
-                return r;
-            }
+        if let Some((s, i)) = self.cached_slot(key, hint) {
+            return f(&s.slots[i].block);
         }
         self.load_and_use(key, hint, load, f)
+    }
+
+    /// The locked shard and slot holding the block for `key`, marked used and counted as a
+    /// hit; `None` when it is not cached. A cached block's hint always names its slot (set
+    /// when it was cached), so a missing or stale hint means the block is not cached.
+    #[inline(always)]
+    fn cached_slot(&self, key: u64, hint: &SlotHint) -> Option<(MutexGuard<'_, Shard>, usize)> {
+        let h = hint.0.load(Relaxed);
+        if h == NO_SLOT {
+            return None;
+        }
+        let mut s = self.shards[(h >> SLOT_BITS) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let slot = s.hinted(h, key)?;
+        slot.used = true;
+        prefetch(&slot.block);
+        s.hits += 1;
+        Some((s, slot_in_shard(h)))
     }
 
     /// `f` of the cached block for `key`, or `None` when it is not cached (nothing is read):
@@ -182,20 +197,8 @@ impl BlockCache {
         hint: &SlotHint,
         f: impl FnOnce(&Block) -> R,
     ) -> Option<R> {
-        // A cached block's hint always names its slot (set when it was cached), so a missing
-        // or stale hint means the block is not cached.
-        let h = hint.0.load(Relaxed);
-        if h == NO_SLOT {
-            return None;
-        }
-        let mut s = self.shards[(h >> SLOT_BITS) as usize]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let slot = s.hinted(h, key)?;
-        slot.used = true;
-        let r = f(&slot.block);
-        s.hits += 1;
-        Some(r)
+        self.cached_slot(key, hint)
+            .map(|(s, i)| f(&s.slots[i].block))
     }
 
     #[cold]
