@@ -262,11 +262,6 @@ impl Driver {
             1
         }
     }
-
-    /// The database (for the bench, which sets it beside the C path).
-    pub fn database(&self) -> &Database {
-        &self.db
-    }
 }
 
 /// A C handle owning `d`.

@@ -9,8 +9,10 @@
 mod driver;
 mod layout;
 
-pub use driver::Driver;
-pub use layout::{Layout, internal_position, reverse_rows};
+pub use layout::reverse_rows;
+
+use driver::Driver;
+use layout::Layout;
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
