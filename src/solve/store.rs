@@ -64,12 +64,11 @@ pub fn create(path: &Path, slice: &Slice, count: u64, durable: bool) -> io::Resu
     Ok(())
 }
 
-/// Makes a rename or creation in the file's directory durable.
+/// Makes a rename or creation in the file's directory durable (the current directory for
+/// a bare file name).
 pub fn sync_dir(path: &Path) -> io::Result<()> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => File::open(dir)?.sync_all(),
-        _ => Ok(()),
-    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
 }
 
 /// Opens a work file and checks its header and length against the slice.

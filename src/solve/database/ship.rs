@@ -86,8 +86,8 @@ pub fn ship(
             progress.update(done, total, &line);
         }
     }
+    // Written durably, directory included: that also makes the slice files' names durable.
     write_manifest(&partial.path, &entries)?;
-    sync_dir(&partial.path)?;
     partial.publish(dest)?;
     Ok(Shipped {
         slices: slices.len(),
@@ -290,8 +290,8 @@ impl Partial {
             )
         })?;
         self.published = true;
-        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty());
-        sync_dir(parent.unwrap_or(Path::new(".")))
+        crate::solve::store::sync_dir(dest)
+            .map_err(|e| SolveError::io(format!("syncing the directory of {}", dest.display()), e))
     }
 }
 
@@ -301,12 +301,6 @@ impl Drop for Partial {
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }
-}
-
-fn sync_dir(dir: &Path) -> Result<()> {
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| SolveError::file(FileOp::Syncing, dir, e))
 }
 
 /// Copies slice `s` and checks the copy's header CRC and every block's CRC.
@@ -370,7 +364,6 @@ fn write_manifest(dir: &Path, entries: &[Entry]) -> Result<()> {
     let bytes: u64 = entries.iter().map(|e| e.bytes).sum();
     text += &format!("total\t{bytes}\t{} files\n", entries.len());
     let path = dir.join("MANIFEST");
-    std::fs::File::create(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
+    crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
         .map_err(|e| SolveError::file(FileOp::Writing, &path, e))
 }
