@@ -206,17 +206,51 @@ fn ok(exe: &Path, args: &[&str]) -> String {
     text(&o.stdout)
 }
 
-/// Lines of `values` that differ from dbprobe's, as a short report.
-fn differences(values: &str, lines: &Path) -> Vec<String> {
+/// The first `n` lines of the sample, in a file of their own.
+fn sample_head(n: usize) -> PathBuf {
+    let (lines, _) = sample();
+    let all = std::fs::read_to_string(lines).unwrap();
+    let head = fixture::scratch("egdb", &format!("sample-{n}")).join("sample.txt");
+    std::fs::write(
+        &head,
+        all.lines().take(n).collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
+    head
+}
+
+/// `probe_test sample DB FILE THREADS CACHE_MB`: each position's value, a line each.
+fn sample_values(exe: &Path, db: &Path, file: &Path, threads: u32, cache_mb: u32) -> String {
+    ok(
+        exe,
+        &[
+            "sample",
+            db.to_str().unwrap(),
+            file.to_str().unwrap(),
+            &threads.to_string(),
+            &cache_mb.to_string(),
+        ],
+    )
+}
+
+/// `values` (of the first `n` sampled positions) are dbprobe's, line for line.
+fn assert_agrees_with_dbprobe(values: &str, n: usize, what: &str) {
+    assert_eq!(values.lines().count(), n, "{what}");
+    let (lines, _) = sample();
     let fens = std::fs::read_to_string(lines).unwrap();
-    values
+    let diff: Vec<String> = values
         .lines()
         .zip(dbprobe_values())
         .zip(fens.lines())
         .filter(|((c, d), _)| c != d)
         .take(10)
         .map(|((c, d), l)| format!("{l}: C {c}, dbprobe {d}"))
-        .collect()
+        .collect();
+    assert!(
+        diff.is_empty(),
+        "{what}: C and dbprobe differ:\n{}",
+        diff.join("\n")
+    );
 }
 
 /// Every one of a million positions over all slices, both colours, both layouts, one
@@ -226,37 +260,15 @@ fn c_program_agrees_with_dbprobe_on_a_million_positions() {
     require(&[Part::Gcc]);
     let exe = probe_test("cc", Link::Shared);
     let (lines, _) = sample();
-    let db = db5();
-    let out = ok(
-        &exe,
-        &[
-            "sample",
-            db.to_str().unwrap(),
-            lines.to_str().unwrap(),
-            "8",
-            "2",
-        ],
-    );
-    assert_eq!(out.lines().count() as u64, SAMPLES);
-    let diff = differences(&out, lines);
-    assert!(
-        diff.is_empty(),
-        "C and dbprobe differ:\n{}",
-        diff.join("\n")
-    );
+    let out = sample_values(&exe, &db5(), lines, 8, 2);
+    assert_agrees_with_dbprobe(&out, SAMPLES as usize, "cc, 8 threads");
 }
 
 /// The header compiles unchanged as C and C++ with gcc and clang, shared and static.
 #[test]
 fn header_and_library_work_from_c_and_cpp_with_gcc_and_clang() {
     require(&[Part::Gcc, Part::Clang]);
-    let (lines, _) = sample();
-    // The first 20,000 sampled positions.
-    let short = site5().join("sample-20k.txt");
-    let all = std::fs::read_to_string(lines).unwrap();
-    let head: Vec<&str> = all.lines().take(20_000).collect();
-    std::fs::write(&short, head.join("\n") + "\n").unwrap();
-    let db = db5();
+    let short = sample_head(20_000);
     for (compiler, link) in [
         ("c++", Link::Shared),
         ("clang", Link::Shared),
@@ -265,23 +277,8 @@ fn header_and_library_work_from_c_and_cpp_with_gcc_and_clang() {
         ("clang++", Link::Static),
     ] {
         let exe = probe_test(compiler, link);
-        let out = ok(
-            &exe,
-            &[
-                "sample",
-                db.to_str().unwrap(),
-                short.to_str().unwrap(),
-                "4",
-                "16",
-            ],
-        );
-        assert_eq!(out.lines().count(), 20_000, "{compiler} {link:?}");
-        let diff = differences(&out, lines);
-        assert!(
-            diff.is_empty(),
-            "{compiler} {link:?}: C and dbprobe differ:\n{}",
-            diff.join("\n")
-        );
+        let out = sample_values(&exe, &db5(), &short, 4, 16);
+        assert_agrees_with_dbprobe(&out, 20_000, &format!("{compiler} {link:?}"));
     }
 }
 
@@ -333,22 +330,7 @@ fn a_missing_slice_is_unavailable() {
     let gone: nowdb::Slice = "2111.56".parse().unwrap();
     std::fs::remove_file(copy.join(format!("{gone}.ndb"))).unwrap();
     let all = std::fs::read_to_string(lines).unwrap();
-    let short = fixture::scratch("egdb", "missing-slice-sample").join("sample.txt");
-    std::fs::write(
-        &short,
-        all.lines().take(50_000).collect::<Vec<_>>().join("\n") + "\n",
-    )
-    .unwrap();
-    let out = ok(
-        &exe,
-        &[
-            "sample",
-            copy.to_str().unwrap(),
-            short.to_str().unwrap(),
-            "2",
-            "16",
-        ],
-    );
+    let out = sample_values(&exe, &copy, &sample_head(50_000), 2, 16);
     let (mut own, mut others_unavailable, mut others_equal) = (0, 0, 0);
     for ((got, want), line) in out.lines().zip(dbprobe_values()).zip(all.lines()) {
         let pos = line
