@@ -165,6 +165,11 @@ struct BuildArgs {
     /// of solved/ work files (slower; figures in docs/PERFORMANCE.md).
     #[arg(long, conflicts_with = "no_db")]
     lower_from_db: bool,
+    /// Also compute moves to conversion (plies to a capture or a man's move under best
+    /// play) of every won and lost position into solved/<slice>.mtc; the site remembers it
+    /// (work/mtc), so later builds of it do too.
+    #[arg(long)]
+    mtc: bool,
 }
 
 fn main() -> ExitCode {
@@ -280,6 +285,7 @@ fn main() -> ExitCode {
                 que_ratio: b.que_ratio,
                 only: b.only,
                 database: !b.no_db,
+                mtc: b.mtc,
                 progress_every: std::time::Duration::from_secs_f64(b.progress_secs.max(0.0)),
             };
             let r = nowdb::runner::build_local_command(&site, &opts, json, &mut out);

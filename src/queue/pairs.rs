@@ -29,8 +29,8 @@ use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::machine::{self, Effect, Facts};
 use crate::solve::stage::{
-    Stage, below_verified, is_verified, mark_verified, publish_pair, que_input, reached,
-    read_record, round_changes, verified_markers, write_record,
+    Stage, below_verified, is_verified, mark_verified, mtc_done, publish_mtc, publish_pair,
+    que_input, reached, read_record, round_changes, verified_markers, write_record,
 };
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::collections::HashMap;
@@ -59,6 +59,7 @@ fn stage_of(job: &Job) -> Stage {
         Phase::Fill => Stage::Fill,
         Phase::Build => Stage::Build,
         Phase::Ver => Stage::Ver,
+        Phase::Mtc => Stage::Mtc(job.round),
         // Runnable by its own rule (Readiness::runnable), whatever the stage.
         Phase::Pair => Stage::Cap,
     }
@@ -204,6 +205,7 @@ fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool> {
         // No work: the state machine moves on once the pairs below are verified.
         Stage::Built => Ok(true),
         Stage::Ver => all(Phase::Ver, 0),
+        Stage::Mtc(r) => all(Phase::Mtc, r),
         _ => Ok(false),
     }
 }
@@ -213,6 +215,7 @@ fn round_looked(site: &Site, slices: &[Slice], stage: Stage) -> Result<u64> {
     let (phase, r) = match stage {
         Stage::NoIo(r) => (Phase::NoIo, r),
         Stage::Que(r) => (Phase::Que, r),
+        Stage::Mtc(r) => (Phase::Mtc, r),
         _ => return Ok(0),
     };
     let mut looked = 0;
@@ -246,15 +249,17 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
     while stage_complete(site, &slices, stage)? {
         let facts = Facts {
             changed: match stage {
-                Stage::NoIo(r) | Stage::Que(r) => round_changes(site, &slices, r)?,
+                Stage::NoIo(r) | Stage::Que(r) | Stage::Mtc(r) => round_changes(site, &slices, r)?,
                 _ => 0,
             },
             looked: round_looked(site, &slices, stage)?,
             below_verified: stage == Stage::Built && below_verified(site, &pair),
-            built: stage == Stage::Fill
+            built: matches!(stage, Stage::Fill | Stage::Mtc(_))
                 && slices
                     .iter()
                     .all(|s| crate::solve::stage::files::is_built(site, s)),
+            mtc: crate::solve::mtc::wanted(site),
+            mtc_done: stage == Stage::Fill && mtc_done(site, &slices),
             ..Facts::new(slices.len())
         };
         let t = machine::after(stage, &facts);
@@ -269,6 +274,10 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
             Some(Effect::MarkVerified) => {
                 mark_verified(site, &slices)?;
                 log(format!("verified {pair} in db/"));
+            }
+            Some(Effect::PublishMtc) => {
+                publish_mtc(site, &slices, false)?;
+                log(format!("published {pair}'s moves to conversion to solved/"));
             }
             None => {}
         }
@@ -367,7 +376,7 @@ fn stage_jobs(
         if w.is_empty() {
             let job = Job::whole(w.phase, w.slice, w.round);
             done::write(site, &job, &PhaseStats::default(), &here.host, 0.0)?;
-        } else if w.phase == Phase::Que {
+        } else if w.reads_queue() {
             let jobs = Job::split(w.phase, w.slice, w.round, w.que_jobs());
             for (k, j) in jobs.iter().enumerate() {
                 lines.push(QueueLine::Job(QueuedJob::explicit(j, k as u32)));

@@ -49,6 +49,9 @@ pub enum Phase {
     Build,
     /// Check the compressed values against their successors read from the database.
     Ver,
+    /// Moves to conversion of a solved pair: round 1 scans the slice, later rounds follow
+    /// the mirror's last round back over king moves (`solve::mtc`).
+    Mtc,
     /// All of the above for a small slice pair, in one job (`pair S` names the pair's first
     /// slice): below about 2 M positions a pair's work takes less time than the queue
     /// traffic of its thirty-odd phase jobs, above all over a network filesystem.
@@ -57,7 +60,7 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in pipeline order.
-    pub const ALL: [Phase; 9] = [
+    pub const ALL: [Phase; 10] = [
         Phase::Cap,
         Phase::WinMove,
         Phase::Lookup,
@@ -67,6 +70,7 @@ impl Phase {
         Phase::Build,
         Phase::Ver,
         Phase::Pair,
+        Phase::Mtc,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +84,7 @@ impl Phase {
             Phase::Build => "build",
             Phase::Ver => "ver",
             Phase::Pair => "pair",
+            Phase::Mtc => "mtc",
         }
     }
 
@@ -100,7 +105,7 @@ impl Phase {
 
     /// Phases that take a round number (the position-queue generation they write or read).
     pub fn has_round(self) -> bool {
-        matches!(self, Phase::NoIo | Phase::Que)
+        matches!(self, Phase::NoIo | Phase::Que | Phase::Mtc)
     }
 }
 

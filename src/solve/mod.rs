@@ -11,6 +11,7 @@ pub mod database;
 pub mod disk;
 pub mod job;
 pub mod local;
+pub mod mtc;
 pub mod pair_job;
 pub mod phases;
 pub mod posqueue;

@@ -20,8 +20,8 @@
 
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::stage::{
-    Effect, Facts, Stage, database_stage, discard_work, finish_interrupted_publish, mark_verified,
-    publish_pair, que_input, round_changes,
+    Effect, Facts, Stage, discard_mtc_work, discard_work, finish_interrupted_publish,
+    mark_verified, mtc_done, publish_mtc, publish_pair, que_input, round_changes, solved_stage,
 };
 use super::{Job, Result, Site};
 use crate::slice::{Slice, SlicePair};
@@ -183,7 +183,7 @@ fn run_stages(
     let mut total = PhaseStats::default();
     settle_interrupted_publish(site, slices)?;
     let mut stage = match slices.iter().all(|s| site.is_solved(s)) {
-        true => database_stage(site, true, slices),
+        true => solved_stage(site, true, slices),
         false => {
             // Whatever an interrupted attempt left was never synced: start again (and what
             // an attempt without scratch left in the site is of no use now).
@@ -202,9 +202,15 @@ fn run_stages(
         ..Facts::new(slices.len())
     };
     let built = |s: &Slice| super::stage::files::is_built(site, s);
+    facts.mtc = crate::solve::mtc::wanted(site);
     while stage != Stage::Done {
+        if stage == Stage::Mtc(1) {
+            // Like the solving stages, the rounds run without `fsync`: start them again.
+            discard_mtc_work(site, slices)?;
+            discard_mtc_work(work, slices)?;
+        }
         super::stage::files::enter(work, slices, stage)?;
-        let run_opts = match stage.rank() <= Stage::Fill.rank() {
+        let run_opts = match stage.rank() <= Stage::Fill.rank() || matches!(stage, Stage::Mtc(_)) {
             true => &solving,
             false => opts,
         };
@@ -225,15 +231,18 @@ fn run_stages(
         }
         facts.looked = looked;
         facts.changed = match stage {
-            Stage::NoIo(r) | Stage::Que(r) => round_changes(work, slices, r)?,
+            Stage::NoIo(r) | Stage::Que(r) | Stage::Mtc(r) => round_changes(work, slices, r)?,
             _ => 0,
         };
         // Read only where the machine uses it: each read is a round trip on a network site.
-        facts.built = stage == Stage::Fill && slices.iter().all(built);
+        let leaving_values = matches!(stage, Stage::Fill | Stage::Mtc(_));
+        facts.built = leaving_values && slices.iter().all(built);
+        facts.mtc_done = stage == Stage::Fill && facts.mtc && mtc_done(site, slices);
         let t = super::stage::machine::after(stage, &facts);
         match t.effect {
             Some(Effect::Publish) => publish_pair(work, slices, true)?,
             Some(Effect::MarkVerified) => mark_verified(site, slices)?,
+            Some(Effect::PublishMtc) => publish_mtc(work, slices, true)?,
             None => {}
         }
         stage = t.next;

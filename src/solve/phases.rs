@@ -99,7 +99,24 @@ pub enum Outcome {
 /// file is prepared under a private name and linked into place, which fails if another
 /// process got there first.
 pub fn ensure_work_file(site: &Site, slice: &Slice, durable: bool) -> Result<()> {
-    let path = site.work_file(slice);
+    ensure_file(
+        site,
+        &site.work_file(slice),
+        slice,
+        store::VALUE_BITS,
+        durable,
+    )
+}
+
+/// [`ensure_work_file`] for the work file at `path` of `bits` per position.
+pub(crate) fn ensure_file(
+    site: &Site,
+    path: &std::path::Path,
+    slice: &Slice,
+    bits: u32,
+    durable: bool,
+) -> Result<()> {
+    let path = path.to_path_buf();
     if path.exists() {
         return Ok(());
     }
@@ -111,7 +128,7 @@ pub fn ensure_work_file(site: &Site, slice: &Slice, durable: bool) -> Result<()>
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     ));
-    store::create(&tmp, slice, slice.count(), durable)
+    store::create_bits(&tmp, slice, slice.count(), bits, durable)
         .map_err(|e| solve_err!("{}: {e}", tmp.display()))?;
     let linked = std::fs::hard_link(&tmp, &path);
     std::fs::remove_file(&tmp)?;
@@ -437,19 +454,26 @@ impl Work {
 }
 
 /// When to checkpoint and whether to stop.
-struct Clock<'a> {
+pub(crate) struct Clock<'a> {
     opts: &'a RunOptions,
     last: Instant,
 }
 
-enum Tick {
+pub(crate) enum Tick {
     Go,
     Checkpoint,
     Stop,
 }
 
 impl Clock<'_> {
-    fn tick(&mut self, wants_flush: bool) -> Tick {
+    pub(crate) fn new(opts: &RunOptions) -> Clock<'_> {
+        Clock {
+            opts,
+            last: Instant::now(),
+        }
+    }
+
+    pub(crate) fn tick(&mut self, wants_flush: bool) -> Tick {
         let now = Instant::now();
         let stop = self
             .opts
@@ -474,6 +498,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     match job.phase {
         Phase::Build | Phase::Ver => return super::database::build::run_db_job(site, job, opts),
         Phase::Pair => return super::pair_job::run_pair(site, job, opts),
+        Phase::Mtc => return super::mtc::phase::run_mtc_job(site, job, opts),
         _ => {}
     }
     let saved = checkpoint::load(site, job)?;
@@ -486,10 +511,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         ensure_work_file(site, &job.slice, opts.durable)?;
     }
     let mut w = Work::open(site, job, opts)?;
-    let mut clock = Clock {
-        opts,
-        last: Instant::now(),
-    };
+    let mut clock = Clock::new(opts);
     if let Some(c) = saved {
         w.stats = c.stats;
     }
@@ -512,7 +534,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             check_resume(job, start, 0, items.len() as u64)?;
             scan_queue(site, &mut w, &mut clock, &items, start)?
         }
-        Phase::Build | Phase::Ver | Phase::Pair => unreachable!("returned above"),
+        Phase::Build | Phase::Ver | Phase::Pair | Phase::Mtc => unreachable!("returned above"),
     };
     match end {
         None => {
@@ -526,7 +548,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     }
 }
 
-fn check_resume(job: &Job, next: u64, lo: u64, hi: u64) -> Result<()> {
+pub(crate) fn check_resume(job: &Job, next: u64, lo: u64, hi: u64) -> Result<()> {
     if next < lo || next > hi {
         return Err(solve_err!(
             "job {job}: checkpoint index {next} lies outside [{lo}, {hi}]"

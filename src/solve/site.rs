@@ -6,7 +6,10 @@
 //! work/ckpt/<job>.ckpt                checkpoint of a job: next index, queue length, statistics
 //! work/ckpt/<job>.now                 what a running `pair` job is doing (for `dbstatus`)
 //! work/verified/<slice>.v<N>          `ver` checked the slice's compressed file (format version N)
+//! work/<slice>.mtc                    moves to conversion of a solved slice being computed
+//! work/mtc                            the site builds moves to conversion
 //! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
+//! solved/<slice>.mtc                  finished slice: plies to conversion (a byte a position)
 //! db/<slice>.ndb                      compressed slice (docs/FORMAT.md)
 //! db/parts/<slice>/<first>-<last>.part runs of one `build` job, until the slice is assembled
 //! ```
@@ -46,6 +49,16 @@ impl Site {
 
     pub fn solved_file(&self, s: &Slice) -> PathBuf {
         self.root.join("solved").join(format!("{s}.nwk"))
+    }
+
+    /// Work file of a slice's moves to conversion (a byte a position) being computed.
+    pub fn mtc_work_file(&self, s: &Slice) -> PathBuf {
+        self.root.join("work").join(format!("{s}.mtc"))
+    }
+
+    /// A finished slice's moves to conversion.
+    pub fn mtc_solved_file(&self, s: &Slice) -> PathBuf {
+        self.root.join("solved").join(format!("{s}.mtc"))
     }
 
     /// The compressed database directory.

@@ -1,6 +1,8 @@
 //! The page store (1994 paper section 3.1, DESIGN.md section 6): one work file per slice,
 //! 2 bits per position, read and written in 8 KiB pages of 32,768 positions with
-//! `pread`/`pwrite` through a small least-recently-used page cache.
+//! `pread`/`pwrite` through a small least-recently-used page cache. The moves-to-conversion
+//! phases keep a byte per position in the same kind of file ([`MTC_BITS`]: pages of 8,192
+//! positions, so every page-aligned job range is aligned for both).
 //!
 //! A work file starts with one header page (magic, slice name, position count) so a file of
 //! the wrong slice, a truncated file or a stray file is refused with a clear error; the values
@@ -23,8 +25,16 @@ use std::path::{Path, PathBuf};
 pub const PAGE_POSITIONS: u64 = 32_768;
 /// Bytes per page (and of the header).
 pub const PAGE_BYTES: usize = 8192;
-const MAGIC: &[u8; 8] = b"NOWDBWK1";
+/// Bits per position of a win/loss/draw work file.
+pub const VALUE_BITS: u32 = 2;
+/// Bits per position of a moves-to-conversion work file.
+pub const MTC_BITS: u32 = 8;
 const NO_SLOT: u32 = u32::MAX;
+
+/// Positions per page of a work file of `bits` per position.
+pub const fn page_positions(bits: u32) -> u64 {
+    PAGE_BYTES as u64 * 8 / bits as u64
+}
 
 /// Number of pages holding `count` positions.
 pub fn pages_for(count: u64) -> u64 {
@@ -33,12 +43,21 @@ pub fn pages_for(count: u64) -> u64 {
 
 /// Exact length of the work file of a slice of `count` positions.
 pub fn file_len(count: u64) -> u64 {
-    (pages_for(count) + 1) * PAGE_BYTES as u64
+    file_len_bits(count, VALUE_BITS)
 }
 
-fn header(slice: &Slice, count: u64) -> Vec<u8> {
+/// Exact length of a work file of `bits` per position.
+pub fn file_len_bits(count: u64, bits: u32) -> u64 {
+    (count.div_ceil(page_positions(bits)) + 1) * PAGE_BYTES as u64
+}
+
+fn header(slice: &Slice, count: u64, bits: u32) -> Vec<u8> {
     let mut h = vec![0u8; PAGE_BYTES];
-    h[..8].copy_from_slice(MAGIC);
+    h[..8].copy_from_slice(match bits {
+        VALUE_BITS => b"NOWDBWK1",
+        MTC_BITS => b"NOWDBMT1",
+        _ => unreachable!("work files hold 2 or 8 bits a position"),
+    });
     h[8..16].copy_from_slice(&count.to_le_bytes());
     let name = slice.to_string();
     h[16..16 + name.len()].copy_from_slice(name.as_bytes());
@@ -55,9 +74,20 @@ fn invalid(path: &Path, what: String) -> io::Error {
 /// Creates a new work file of `slice` at `path` (which must not exist) with every value
 /// UNKNOWN (a sparse file), synced when `durable`.
 pub fn create(path: &Path, slice: &Slice, count: u64, durable: bool) -> io::Result<()> {
+    create_bits(path, slice, count, VALUE_BITS, durable)
+}
+
+/// [`create`] for a work file of `bits` per position (every value 0).
+pub fn create_bits(
+    path: &Path,
+    slice: &Slice,
+    count: u64,
+    bits: u32,
+    durable: bool,
+) -> io::Result<()> {
     let f = OpenOptions::new().write(true).create_new(true).open(path)?;
-    f.write_all_at(&header(slice, count), 0)?;
-    f.set_len(file_len(count))?;
+    f.write_all_at(&header(slice, count, bits), 0)?;
+    f.set_len(file_len_bits(count, bits))?;
     if durable {
         f.sync_all()?;
     }
@@ -72,7 +102,13 @@ pub fn sync_dir(path: &Path) -> io::Result<()> {
 }
 
 /// Opens a work file and checks its header and length against the slice.
-fn open_checked(path: &Path, slice: &Slice, count: u64, write: bool) -> io::Result<File> {
+fn open_checked(
+    path: &Path,
+    slice: &Slice,
+    count: u64,
+    bits: u32,
+    write: bool,
+) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)
         .write(write)
@@ -88,19 +124,17 @@ fn open_checked(path: &Path, slice: &Slice, count: u64, write: bool) -> io::Resu
     }
     file.read_exact_at(&mut h, 0)
         .map_err(|e| failed(FileOp::Reading, path, e))?;
-    if h != header(slice, count) {
+    if h != header(slice, count, bits) {
         return Err(invalid(
             path,
             format!("not the work file of slice {slice} ({count} positions): bad header"),
         ));
     }
-    if len != file_len(count) {
+    let want = file_len_bits(count, bits);
+    if len != want {
         return Err(invalid(
             path,
-            format!(
-                "work file of {slice} is {len} bytes, expected {} (truncated or corrupt)",
-                file_len(count)
-            ),
+            format!("work file of {slice} is {len} bytes, expected {want} (truncated or corrupt)"),
         ));
     }
     Ok(file)
@@ -108,8 +142,13 @@ fn open_checked(path: &Path, slice: &Slice, count: u64, write: bool) -> io::Resu
 
 /// Reads all values of a finished work file (checked like [`PageCache::open_read`]).
 pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<Vec<u8>> {
-    let file = open_checked(path, slice, count, false)?;
-    let mut data = vec![0u8; (file_len(count) - PAGE_BYTES as u64) as usize];
+    read_bits(path, slice, count, VALUE_BITS)
+}
+
+/// [`read_values`] of a work file of `bits` per position.
+pub fn read_bits(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::Result<Vec<u8>> {
+    let file = open_checked(path, slice, count, bits, false)?;
+    let mut data = vec![0u8; (file_len_bits(count, bits) - PAGE_BYTES as u64) as usize];
     file.read_exact_at(&mut data, PAGE_BYTES as u64)
         .map_err(|e| failed(FileOp::Reading, path, e))?;
     Ok(data)
@@ -121,9 +160,10 @@ struct Slot {
     dirty: bool,
 }
 
-/// A page cache over one work file. Reads may touch any page; writes are confined to the
-/// `writable` range of positions (the job's own range), which is checked on every write.
-pub struct PageCache {
+/// A page cache over one work file of `BITS` per position. Reads may touch any page; writes
+/// are confined to the `writable` range of positions (the job's own range), which is checked
+/// on every write.
+pub struct PageCache<const BITS: u32 = VALUE_BITS> {
     file: File,
     path: PathBuf,
     count: u64,
@@ -142,10 +182,13 @@ pub struct PageCache {
     pub reads: u64,
 }
 
-impl PageCache {
+impl<const BITS: u32> PageCache<BITS> {
+    /// Positions per page.
+    pub const PER_PAGE: u64 = page_positions(BITS);
+
     /// Opens `path` for reading only.
     pub fn open_read(path: &Path, slice: &Slice, count: u64, buffers: usize) -> io::Result<Self> {
-        let file = open_checked(path, slice, count, false)?;
+        let file = open_checked(path, slice, count, BITS, false)?;
         Ok(Self::new(file, path, count, buffers, 0..0))
     }
 
@@ -157,7 +200,7 @@ impl PageCache {
         buffers: usize,
         writable: std::ops::Range<u64>,
     ) -> io::Result<Self> {
-        let file = open_checked(path, slice, count, true)?;
+        let file = open_checked(path, slice, count, BITS, true)?;
         Ok(Self::new(file, path, count, buffers, writable))
     }
 
@@ -172,7 +215,7 @@ impl PageCache {
             file,
             path: path.to_path_buf(),
             count,
-            table: vec![NO_SLOT; pages_for(count) as usize],
+            table: vec![NO_SLOT; count.div_ceil(Self::PER_PAGE) as usize],
             slots: Vec::new(),
             pool: Vec::new(),
             capacity: buffers.max(4),
@@ -194,8 +237,8 @@ impl PageCache {
     /// flush meets a full disk halfway through a job.
     pub fn reserve_writable(&self, what: &str) -> Result<(), crate::space::SpaceError> {
         use crate::space;
-        let first = self.writable.start / PAGE_POSITIONS;
-        let last = self.writable.end.div_ceil(PAGE_POSITIONS).max(first);
+        let first = self.writable.start / Self::PER_PAGE;
+        let last = self.writable.end.div_ceil(Self::PER_PAGE).max(first);
         let offset = (first + 1) * PAGE_BYTES as u64;
         let len = (last - first) * PAGE_BYTES as u64;
         let dir = self.path.parent().unwrap_or(Path::new("."));
@@ -308,8 +351,8 @@ impl PageCache {
     /// The bytes of `page` for writing (4 positions a byte, low bits first); the whole page
     /// must lie in the writable range, up to the end of the slice.
     pub fn page_mut(&mut self, page: u64) -> io::Result<&mut [u8]> {
-        let first = page * PAGE_POSITIONS;
-        let end = (first + PAGE_POSITIONS).min(self.count);
+        let first = page * Self::PER_PAGE;
+        let end = (first + Self::PER_PAGE).min(self.count);
         assert!(
             self.writable.start <= first && end <= self.writable.end,
             "page {page} outside the job's range {:?} of {}",
@@ -328,32 +371,13 @@ impl PageCache {
         Ok(&self.pool[base..base + PAGE_BYTES])
     }
 
-    /// The value of position `index`.
-    #[inline(always)]
-    pub fn get(&mut self, index: u64) -> io::Result<Value> {
-        debug_assert!(index < self.count);
-        let base = self.base_of(index / PAGE_POSITIONS)?;
-        let off = index % PAGE_POSITIONS;
-        let byte = self.pool[base + (off / 4) as usize];
-        Ok(Value::from_bits(byte >> (2 * (off % 4))))
-    }
-
-    /// Sets the value of position `index`, which must lie in the writable range.
-    #[inline]
-    pub fn set(&mut self, index: u64, value: Value) -> io::Result<()> {
+    fn check_writable(&self, index: u64) {
         assert!(
             self.writable.contains(&index),
             "write to position {index} outside the job's range {:?} of {}",
             self.writable,
             self.path.display()
         );
-        let base = self.base_of(index / PAGE_POSITIONS)?;
-        let off = index % PAGE_POSITIONS;
-        let b = &mut self.pool[base + (off / 4) as usize];
-        let shift = 2 * (off % 4);
-        *b = (*b & !(3 << shift)) | ((value as u8) << shift);
-        self.mark_dirty(base);
-        Ok(())
     }
 
     /// The paper's sequential hint: a scan in index order has left `page`, so it becomes the
@@ -388,6 +412,51 @@ impl PageCache {
             s.dirty = false;
         }
         self.dirty = 0;
+        Ok(())
+    }
+}
+
+impl PageCache<MTC_BITS> {
+    /// The byte of position `index`.
+    #[inline(always)]
+    pub fn get_byte(&mut self, index: u64) -> io::Result<u8> {
+        debug_assert!(index < self.count);
+        let base = self.base_of(index / Self::PER_PAGE)?;
+        Ok(self.pool[base + (index % Self::PER_PAGE) as usize])
+    }
+
+    /// Sets the byte of position `index`, which must lie in the writable range.
+    #[inline]
+    pub fn set_byte(&mut self, index: u64, byte: u8) -> io::Result<()> {
+        self.check_writable(index);
+        let base = self.base_of(index / Self::PER_PAGE)?;
+        self.pool[base + (index % Self::PER_PAGE) as usize] = byte;
+        self.mark_dirty(base);
+        Ok(())
+    }
+}
+
+impl PageCache<VALUE_BITS> {
+    /// The value of position `index`.
+    #[inline(always)]
+    pub fn get(&mut self, index: u64) -> io::Result<Value> {
+        debug_assert!(index < self.count);
+        let base = self.base_of(index / PAGE_POSITIONS)?;
+        let off = index % PAGE_POSITIONS;
+        let byte = self.pool[base + (off / 4) as usize];
+        Ok(Value::from_bits(byte >> (2 * (off % 4))))
+    }
+
+    /// Sets the value of position `index`, which must lie in the writable range.
+    #[inline]
+    pub fn set(&mut self, index: u64, value: Value) -> io::Result<()> {
+        self.check_writable(index);
+        let base = self.base_of(index / PAGE_POSITIONS)?;
+        let off = index % PAGE_POSITIONS;
+        let b = &mut self.pool[base + (off / 4) as usize];
+        let shift = 2 * (off % 4);
+        *b = (*b & !(3 << shift)) | ((value as u8) << shift);
+        self.mark_dirty(base);
         Ok(())
     }
 }

@@ -15,8 +15,9 @@ use super::solved::SolvedStore;
 use super::stage::files::{enter as enter_files, is_built};
 use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
-    Stage, database_stage, discard_work, finish_interrupted_publish, mark_verified, publish_pair,
-    que_input, reached, read_record, round_changes, write_record,
+    Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
+    mark_verified, mtc_done, publish_mtc, publish_pair, que_input, reached, read_record,
+    round_changes, write_record,
 };
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
@@ -60,6 +61,9 @@ pub struct BuildOptions {
     pub shuffle: Option<u64>,
     /// Compress every finished pair into `db/` (`build`) and check it there (`ver`).
     pub database: bool,
+    /// Compute moves to conversion beside the values (`solve::mtc`); the site remembers it
+    /// (`work/mtc`), so later builds of it do too.
+    pub mtc: bool,
 }
 
 impl Default for BuildOptions {
@@ -77,6 +81,7 @@ impl Default for BuildOptions {
             splits: None,
             shuffle: None,
             database: true,
+            mtc: false,
         }
     }
 }
@@ -171,7 +176,8 @@ impl Builder<'_> {
     /// Records a durable pair's solving stage: resuming there (rather than replaying the
     /// decisions) matters, as the queue files of early rounds are gone.
     fn record_stage(&self, slices: &[Slice], stage: Stage, durable: bool) -> Result<()> {
-        if !durable || !(Stage::Cap.rank()..=Stage::Fill.rank()).contains(&stage.rank()) {
+        let solving = (Stage::Cap.rank()..=Stage::Fill.rank()).contains(&stage.rank());
+        if !durable || !(solving || matches!(stage, Stage::Mtc(_))) {
             return Ok(());
         }
         write_record(self.site, slices, stage, crate::files::Durability::Data)?;
@@ -186,6 +192,9 @@ impl Builder<'_> {
         if stage == Stage::Cap && !durable {
             // A small pair's files were not synced: they cannot be trusted after a crash.
             discard_work(self.site, &slices)?;
+        }
+        if stage == Stage::Mtc(1) && !durable {
+            discard_mtc_work(self.site, &slices)?;
         }
         self.record_stage(&slices, stage, durable)?;
         enter_files(self.site, &slices, stage)?;
@@ -213,9 +222,9 @@ impl Builder<'_> {
         )?;
         let mut jobs = Vec::new();
         for w in work.iter().filter(|w| !w.is_empty()) {
-            jobs.extend(match w.phase {
-                Phase::Que => Job::split(w.phase, w.slice, w.round, w.que_jobs()),
-                _ => self.split(w.phase, w.slice, w.round),
+            jobs.extend(match w.reads_queue() {
+                true => Job::split(w.phase, w.slice, w.round, w.que_jobs()),
+                false => self.split(w.phase, w.slice, w.round),
             });
         }
         if jobs.is_empty() {
@@ -233,7 +242,9 @@ impl Builder<'_> {
         Ok(Facts {
             slices: st.slices.len(),
             changed: match st.stage {
-                Stage::NoIo(r) | Stage::Que(r) => round_changes(self.site, &st.slices, r)?,
+                Stage::NoIo(r) | Stage::Que(r) | Stage::Mtc(r) => {
+                    round_changes(self.site, &st.slices, r)?
+                }
                 _ => 0,
             },
             looked: st.stage_stats.iter().map(|s| s.looked).sum(),
@@ -241,8 +252,10 @@ impl Builder<'_> {
             verify: self.opts.verify,
             database: self.opts.database,
             below_verified: st.deps.iter().all(|&d| sh.pairs[d].stage == Stage::Done),
-            built: matches!(st.stage, Stage::Fill | Stage::Verify)
+            built: matches!(st.stage, Stage::Fill | Stage::Verify | Stage::Mtc(_))
                 && st.slices.iter().all(|s| is_built(self.site, s)),
+            mtc: crate::solve::mtc::wanted(self.site),
+            mtc_done: mtc_done(self.site, &st.slices),
         })
     }
 
@@ -263,6 +276,10 @@ impl Builder<'_> {
                 match t.effect {
                     Some(Effect::Publish) => self.publish(sh, p)?,
                     Some(Effect::MarkVerified) => mark_verified(self.site, &sh.pairs[p].slices)?,
+                    Some(Effect::PublishMtc) => {
+                        let slices = &sh.pairs[p].slices;
+                        publish_mtc(self.site, slices, self.is_small(slices))?
+                    }
                     None => {}
                 }
                 t.next
@@ -487,6 +504,9 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     // Nothing is written before the check.
     site.create_dirs()
         .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;
+    if opts.mtc {
+        crate::solve::mtc::set_wanted(site)?;
+    }
     let mut sh = Shared {
         published: pairs.iter().filter(|p| p.published).count(),
         pairs,

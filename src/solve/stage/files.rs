@@ -161,6 +161,63 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
     }
 }
 
+/// Whether every slice of the pair has its moves to conversion in `solved/`.
+pub fn mtc_done(site: &Site, slices: &[Slice]) -> bool {
+    slices.iter().all(|s| site.mtc_solved_file(s).exists())
+}
+
+/// Whether the site builds moves to conversion and the pair's are not in `solved/` yet.
+pub fn mtc_pending(site: &Site, slices: &[Slice]) -> bool {
+    crate::solve::mtc::wanted(site) && !mtc_done(site, slices)
+}
+
+/// Where a pair goes once it is in `solved/`: its moves to conversion when the site builds
+/// them and they are not done, then its database stage.
+pub fn solved_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
+    match mtc_pending(site, slices) {
+        true => Stage::Mtc(1),
+        false => database_stage(site, database, slices),
+    }
+}
+
+/// Moves both slices' finished moves to conversion to `solved/` (syncing them first when
+/// their pages were written without `fsync`), then drops their position queues and
+/// checkpoints.
+pub fn publish_mtc(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
+    for s in slices {
+        let (from, to) = (site.mtc_work_file(s), site.mtc_solved_file(s));
+        if sync_first {
+            std::fs::File::open(&from)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| solve_err!("{}: {e}", from.display()))?;
+        }
+        move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
+    }
+    if let Some(s) = slices.first() {
+        store::sync_dir(&site.mtc_solved_file(s))?;
+    }
+    for s in slices {
+        let _ = std::fs::remove_dir_all(site.queue_dir(s));
+    }
+    remove_checkpoints(site, slices)
+}
+
+/// Removes what an earlier attempt at the pair's moves to conversion left (work files,
+/// position queues, checkpoints): a pair whose rounds ran without `fsync` starts them again.
+pub fn discard_mtc_work(site: &Site, slices: &[Slice]) -> Result<()> {
+    for s in slices {
+        let path = site.mtc_work_file(s);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(solve_err!("removing {}: {e}", path.display()));
+            }
+            _ => {}
+        }
+        let _ = std::fs::remove_dir_all(site.queue_dir(s));
+    }
+    remove_checkpoints(site, slices)
+}
+
 /// Entries slice `s` queued in round `r` (the input of its mirror's round `r + 1`).
 pub fn que_input(site: &Site, s: &Slice, r: u32) -> Result<u64> {
     Ok(posqueue::round_entries(site, s, r)?)

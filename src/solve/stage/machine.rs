@@ -39,6 +39,10 @@ pub struct Facts {
     pub below_verified: bool,
     /// Every slice of the pair has a current file in `db/` (its `build` is done).
     pub built: bool,
+    /// The site builds moves to conversion ([`crate::solve::mtc::wanted`]).
+    pub mtc: bool,
+    /// Every slice of the pair has its moves to conversion in `solved/`.
+    pub mtc_done: bool,
 }
 
 impl Facts {
@@ -53,6 +57,8 @@ impl Facts {
             database: true,
             below_verified: false,
             built: false,
+            mtc: false,
+            mtc_done: false,
         }
     }
 }
@@ -64,6 +70,8 @@ pub enum Effect {
     Publish,
     /// Write the slices' verified markers.
     MarkVerified,
+    /// Move both slices' moves to conversion to `solved/`.
+    PublishMtc,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +106,11 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
         (true, false) => Stage::Build,
         (true, true) => Stage::Built,
     };
+    // Once the values are final: moves to conversion first, when the site builds them.
+    let solved = |built: bool| match f.mtc && !f.mtc_done {
+        true => Stage::Mtc(1),
+        false => database(built),
+    };
     match stage {
         Stage::Waiting | Stage::Done => to(stage),
         Stage::Cap => to(Stage::WinMove),
@@ -108,10 +121,17 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
             effect: Some(Effect::Publish),
             next: match f.verify {
                 true => Stage::Verify,
-                false => database(f.built),
+                false => solved(f.built),
             },
         },
-        Stage::Verify => to(database(f.built)),
+        Stage::Verify => to(solved(f.built)),
+        // A round that queues nothing on either slice ends the search (round 1 too: every
+        // later distance descends from a distance of 1).
+        Stage::Mtc(_) if f.changed == 0 => Transition {
+            effect: Some(Effect::PublishMtc),
+            next: database(f.built),
+        },
+        Stage::Mtc(r) => to(Stage::Mtc(r + 1)),
         Stage::Build => to(Stage::Built),
         Stage::Built if f.below_verified => to(Stage::Ver),
         Stage::Built => to(Stage::Built),
@@ -135,13 +155,19 @@ pub struct Work {
 }
 
 impl Work {
-    /// Whether there is nothing to run (a `que` round with no input on this slice).
-    pub fn is_empty(&self) -> bool {
-        self.phase == Phase::Que && self.entries == 0
+    /// Whether the work follows the mirror's position queue (a `que` round, an `mtc` round
+    /// after the first) rather than scanning the slice.
+    pub fn reads_queue(&self) -> bool {
+        self.phase == Phase::Que || (self.phase == Phase::Mtc && self.round > 1)
     }
 
-    /// Jobs a `que` round is split into (1 for the other phases, which drivers split by
-    /// positions).
+    /// Whether there is nothing to run (a round with no input on this slice).
+    pub fn is_empty(&self) -> bool {
+        self.reads_queue() && self.entries == 0
+    }
+
+    /// Jobs a round that reads the queue is split into (1 for the other phases, which
+    /// drivers split by positions).
     pub fn que_jobs(&self) -> u64 {
         self.entries.div_ceil(QUE_ENTRIES_PER_JOB).max(1)
     }
@@ -182,14 +208,22 @@ pub fn work<E>(
             round: pass,
             entries: 0,
         }],
-        Stage::Que(round) => {
+        Stage::Que(round) | Stage::Mtc(round) => {
+            let phase = match stage {
+                Stage::Que(_) => Phase::Que,
+                _ => Phase::Mtc,
+            };
             let mut all = Vec::new();
             for s in slices {
+                let entries = match phase == Phase::Mtc && round == 1 {
+                    true => 0,
+                    false => que_input(&s.mirror(), round - 1)?,
+                };
                 all.push(Work {
-                    phase: Phase::Que,
+                    phase,
                     slice: *s,
                     round,
-                    entries: que_input(&s.mirror(), round - 1)?,
+                    entries,
                 });
             }
             all
@@ -212,7 +246,7 @@ pub fn queued_by_plan(stage: Stage, slices: usize) -> bool {
 /// (`Some(r)`: remove rounds below `r`). A round reads only its mirror's previous round.
 pub fn rounds_kept_from(stage: Stage) -> Option<u32> {
     match stage {
-        Stage::NoIo(r) | Stage::Que(r) => Some(r.saturating_sub(1)),
+        Stage::NoIo(r) | Stage::Que(r) | Stage::Mtc(r) => Some(r.saturating_sub(1)),
         _ => None,
     }
 }
@@ -300,6 +334,40 @@ mod tests {
         assert_eq!(after(Stage::Fill, &verify).next, Stage::Verify);
         assert_eq!(after(Stage::Verify, &verify).next, Stage::Build);
         assert_eq!(after(Stage::Verify, &no_db).next, Stage::Done);
+    }
+
+    #[test]
+    fn moves_to_conversion_come_between_the_values_and_the_database() {
+        let f = Facts {
+            mtc: true,
+            ..Facts::new(2)
+        };
+        assert_eq!(after(Stage::Fill, &f).next, Stage::Mtc(1));
+        let verify = Facts { verify: true, ..f };
+        assert_eq!(after(Stage::Verify, &verify).next, Stage::Mtc(1));
+        let going = Facts { changed: 5, ..f };
+        assert_eq!(after(Stage::Mtc(1), &going).next, Stage::Mtc(2));
+        let t = after(Stage::Mtc(7), &f);
+        assert_eq!((t.effect, t.next), (Some(Effect::PublishMtc), Stage::Build));
+        let done = Facts {
+            mtc_done: true,
+            ..f
+        };
+        assert_eq!(after(Stage::Fill, &done).next, Stage::Build);
+        let pair = [
+            "2211.01".parse::<Slice>().unwrap(),
+            "2211.10".parse::<Slice>().unwrap(),
+        ];
+        // Round 1 scans both slices; later rounds read the mirror's last round.
+        let input = |s: &Slice, r: u32| Ok::<_, ()>(if *s == pair[0] { 10 * r as u64 } else { 0 });
+        let w = work(Stage::Mtc(1), &pair, input, |_| false).unwrap();
+        assert!(w.iter().all(|w| w.phase == Phase::Mtc && !w.reads_queue()));
+        assert!(w.iter().all(|w| !w.is_empty() && w.round == 1));
+        let w = work(Stage::Mtc(4), &pair, input, |_| false).unwrap();
+        assert_eq!((w[0].entries, w[1].entries), (0, 30));
+        assert!(w[0].is_empty() && w[1].reads_queue());
+        assert_eq!(rounds_kept_from(Stage::Mtc(4)), Some(3));
+        assert!(!queued_by_plan(Stage::Mtc(1), 2));
     }
 
     #[test]

@@ -11,9 +11,9 @@ pub mod files;
 pub mod machine;
 
 pub use files::{
-    below_verified, database_stage, discard_work, finish_interrupted_publish, is_verified,
-    mark_verified, publish_pair, que_input, remove_checkpoints, round_changes, verified_marker,
-    verified_markers,
+    below_verified, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
+    is_verified, mark_verified, mtc_done, mtc_pending, publish_mtc, publish_pair, que_input,
+    remove_checkpoints, round_changes, solved_stage, verified_marker, verified_markers,
 };
 pub use machine::{Effect, Facts, Transition, noio_slice};
 
@@ -32,6 +32,8 @@ pub enum Stage {
     Fill,
     /// The local build's optional check of the solved files.
     Verify,
+    /// Published to `solved/`; moves to conversion, round r (when the site builds them).
+    Mtc(u32),
     /// Published to `solved/`; compressing into `db/`.
     Build,
     /// Built, waiting for the pairs below to be verified before `ver`.
@@ -52,6 +54,7 @@ impl Stage {
             Stage::Que(r) => format!("que {r}"),
             Stage::Fill => "fill".into(),
             Stage::Verify => "verify".into(),
+            Stage::Mtc(r) => format!("mtc {r}"),
             Stage::Build => "build".into(),
             Stage::Built => "built".into(),
             Stage::Ver => "ver".into(),
@@ -75,6 +78,7 @@ impl Stage {
             (["que", _], Some(r)) => Stage::Que(r),
             (["fill"], _) => Stage::Fill,
             (["verify"], _) => Stage::Verify,
+            (["mtc", _], Some(r)) => Stage::Mtc(r),
             (["build"], _) => Stage::Build,
             (["built"], _) => Stage::Built,
             (["ver"], _) => Stage::Ver,
@@ -93,10 +97,11 @@ impl Stage {
             Stage::NoIo(r) | Stage::Que(r) => (4, r),
             Stage::Fill => (5, 0),
             Stage::Verify => (6, 0),
-            Stage::Build => (7, 0),
-            Stage::Built => (8, 0),
-            Stage::Ver => (9, 0),
-            Stage::Done => (10, 0),
+            Stage::Mtc(r) => (7, r),
+            Stage::Build => (8, 0),
+            Stage::Built => (9, 0),
+            Stage::Ver => (10, 0),
+            Stage::Done => (11, 0),
         }
     }
 }
@@ -160,9 +165,11 @@ pub fn reached(
 ) -> Result<Stage> {
     let solved = slices.iter().all(|s| site.is_solved(s));
     let solving = Stage::Cap.rank()..=Stage::Fill.rank();
+    let mtc_pending = || solved && files::mtc_pending(site, slices);
     Ok(match record {
-        Some(r) if solved && r.rank() >= Stage::Build.rank() => r,
-        _ if solved => database_stage(site, database, slices),
+        Some(Stage::Mtc(r)) if mtc_pending() => Stage::Mtc(r),
+        Some(r) if solved && r.rank() >= Stage::Build.rank() && !mtc_pending() => r,
+        _ if solved => solved_stage(site, database, slices),
         None => Stage::Cap,
         Some(r) if solving.contains(&r.rank()) => r,
         Some(r) => {
@@ -192,6 +199,8 @@ mod tests {
             Stage::Que(3),
             Stage::Fill,
             Stage::Verify,
+            Stage::Mtc(1),
+            Stage::Mtc(2),
             Stage::Build,
             Stage::Built,
             Stage::Ver,
@@ -203,7 +212,9 @@ mod tests {
         for s in all {
             assert_eq!(Stage::parse_record(&s.record_text()), Some(s));
         }
-        for bad in ["", "noio", "noio 0", "que x", "cap 1 2", "fil"] {
+        for bad in [
+            "", "noio", "noio 0", "que x", "cap 1 2", "fil", "mtc", "mtc 0",
+        ] {
             assert_eq!(Stage::parse_record(bad), None, "{bad}");
         }
     }

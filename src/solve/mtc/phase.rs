@@ -1,0 +1,322 @@
+//! The `mtc` phase: round 1 scans a range of a slice, round `r` re-evaluates the king-move
+//! predecessors, within the range, of the mirror's positions valued `r - 1` (the module
+//! documentation of [`super`] has the rules).
+
+use super::{converts, decode, encode};
+use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
+use crate::slice::Slice;
+use crate::slice::index::{QuietChildren, SliceIndex};
+use crate::solve::checkpoint::{self, Checkpoint};
+use crate::solve::phases::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
+use crate::solve::posqueue::{self, QueueWriter};
+use crate::solve::solved::{SolvedSlice, SolvedStore, SolvedValues, SolvedWorkFiles};
+use crate::solve::store::{MTC_BITS, PageCache};
+use crate::solve::{Job, Result, Site, Value};
+use crate::{Position, solve_err};
+use std::sync::Arc;
+
+type MtcCache = PageCache<MTC_BITS>;
+
+/// What an `mtc` job works with.
+struct Work {
+    job: Job,
+    own: MtcCache,
+    own_ix: SliceIndex,
+    /// The mirror's distances, read only; `None` when the slice is its own mirror.
+    mirror: Option<MtcCache>,
+    mirror_ix: SliceIndex,
+    /// The pair's final win/loss/draw values.
+    own_wld: Arc<SolvedSlice>,
+    mirror_wld: Arc<SolvedSlice>,
+    /// Every finished slice, for the values conversions reach.
+    solved: SolvedWorkFiles,
+    queue: QueueWriter,
+    moves: MoveList,
+    replies: MoveList,
+    stats: PhaseStats,
+    durable: bool,
+}
+
+impl Work {
+    fn open(site: &Site, job: &Job, opts: &RunOptions) -> Result<Work> {
+        let s = job.slice;
+        let m = s.mirror();
+        for slice in [s, m] {
+            if !site.is_solved(&slice) {
+                return Err(solve_err!(
+                    "job {job}: slice {slice} is not solved (moves to conversion need the \
+                     pair's final win/loss/draw values)"
+                ));
+            }
+        }
+        let path = site.mtc_work_file(&s);
+        if job.round == 1 {
+            crate::solve::phases::ensure_file(site, &path, &s, MTC_BITS, opts.durable)?;
+        } else if !path.exists() {
+            return Err(solve_err!(
+                "job {job}: work file {} does not exist (round 1 creates it)",
+                path.display()
+            ));
+        }
+        let own_ix = SliceIndex::new(s);
+        let mut own =
+            MtcCache::open_write(&path, &s, own_ix.count(), opts.buffers, job.first..job.last)?;
+        own.reserve_writable(&format!("job {job}"))?;
+        own.preload(
+            job.first / MtcCache::PER_PAGE,
+            job.last.div_ceil(MtcCache::PER_PAGE),
+        )?;
+        let mirror_ix = SliceIndex::new(m);
+        let mirror = if job.round > 1 && !s.is_own_mirror() {
+            let mut c =
+                MtcCache::open_read(&site.mtc_work_file(&m), &m, mirror_ix.count(), opts.buffers)?;
+            c.preload(0, mirror_ix.count().div_ceil(MtcCache::PER_PAGE))?;
+            Some(c)
+        } else {
+            None
+        };
+        let store = opts
+            .solved
+            .clone()
+            .unwrap_or_else(|| SolvedStore::new(site, 1 << 30));
+        Ok(Work {
+            job: *job,
+            own,
+            own_ix,
+            mirror,
+            mirror_ix,
+            own_wld: store.get(s)?,
+            mirror_wld: store.get(m)?,
+            solved: SolvedWorkFiles::new(store),
+            queue: QueueWriter::new(&site.queue_file(&s, job.round, job.first)),
+            moves: MoveList::new(),
+            replies: MoveList::new(),
+            stats: PhaseStats::default(),
+            durable: opts.durable,
+        })
+    }
+
+    fn resolve(&mut self, index: u64, value: Value, plies: u32, queued: bool) -> Result<()> {
+        if plies > super::MAX_PLIES {
+            return Err(solve_err!(
+                "job {}: position {index} is {plies} plies from a conversion, more than the \
+                 {} a work file holds",
+                self.job,
+                super::MAX_PLIES
+            ));
+        }
+        self.own.set_byte(index, encode(plies))?;
+        match value {
+            Value::Win => self.stats.win += 1,
+            _ => self.stats.loss += 1,
+        }
+        if queued {
+            self.queue.push(index);
+        }
+        Ok(())
+    }
+
+    /// Round 1 for position `index`: 0 without moves; 1 for a win by a conversion (or by a
+    /// king move to a position without moves) and for a loss whose moves all convert.
+    fn first(&mut self, index: u64, pos: &Position) -> Result<()> {
+        let value = self.own_wld.get(index);
+        if !matches!(value, Value::Win | Value::Loss) {
+            return Ok(());
+        }
+        self.stats.looked += 1;
+        generate_moves(pos, &mut self.moves);
+        if self.moves.is_empty() {
+            return self.resolve(index, value, 0, false);
+        }
+        let mut children = QuietChildren::default();
+        let mut king_moves = false;
+        let mut one = false;
+        for k in 0..self.moves.len() {
+            let m = self.moves.as_slice()[k];
+            let child = pos.successor(&m);
+            if converts(pos, &m) {
+                one |= value == Value::Win && self.solved.value(&child)? == Value::Loss;
+            } else {
+                king_moves = true;
+                if value == Value::Win {
+                    let i = children.index(&self.mirror_ix, &child, true);
+                    if self.mirror_wld.get(i) == Value::Loss {
+                        generate_moves(&child, &mut self.replies);
+                        one |= self.replies.is_empty();
+                    }
+                }
+            }
+            if one {
+                break;
+            }
+        }
+        if one || (value == Value::Loss && !king_moves) {
+            self.resolve(index, value, 1, true)?;
+        }
+        Ok(())
+    }
+
+    /// Round `r` for the mirror's position `child_index` (valued `r - 1`): its king-move
+    /// predecessors in this job's range.
+    fn predecessors_of(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
+        let round = self.job.round;
+        let child = self.mirror_ix.position_unchecked(child_index);
+        let child_lost = self.mirror_wld.get(child_index) == Value::Loss;
+        king_predecessors(&self.own_ix, &self.job, &child, preds);
+        for &i in preds.iter() {
+            if self.own.get_byte(i)? != 0 {
+                continue;
+            }
+            match self.own_wld.get(i) {
+                Value::Win if child_lost => {
+                    self.stats.looked += 1;
+                    self.resolve(i, Value::Win, round, true)?;
+                }
+                Value::Loss => {
+                    self.stats.looked += 1;
+                    let pos = self.own_ix.position_unchecked(i);
+                    if self.all_replies_below(&pos, round)? {
+                        self.resolve(i, Value::Loss, round, true)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every king move of `pos` reaches a position valued below `round` (rounds
+    /// before this one are complete; this round's values do not count).
+    fn all_replies_below(&mut self, pos: &Position, round: u32) -> Result<bool> {
+        generate_moves(pos, &mut self.moves);
+        let mut children = QuietChildren::default();
+        for k in 0..self.moves.len() {
+            let m = self.moves.as_slice()[k];
+            if converts(pos, &m) {
+                continue;
+            }
+            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
+            let byte = match &mut self.mirror {
+                Some(c) => c.get_byte(i)?,
+                None => self.own.get_byte(i)?,
+            };
+            if decode(byte).is_none_or(|d| d >= round) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Makes everything up to `next` durable: queue entries, then pages, then the record.
+    fn checkpoint(&mut self, site: &Site, next: u64, complete: bool) -> Result<()> {
+        self.queue.flush(self.durable)?;
+        self.own.flush(self.durable)?;
+        if !self.durable {
+            return Ok(());
+        }
+        let record = Checkpoint {
+            next,
+            complete,
+            stats: self.stats,
+        };
+        checkpoint::save(site, &self.job, &record, self.durable)
+    }
+
+    /// Checkpoints or stops when the clock says; true to stop.
+    fn tick(&mut self, site: &Site, clock: &mut Clock, next: u64) -> Result<bool> {
+        match clock.tick(self.own.wants_flush()) {
+            Tick::Go => Ok(false),
+            Tick::Checkpoint => self.checkpoint(site, next, false).map(|_| false),
+            Tick::Stop => self.checkpoint(site, next, false).map(|_| true),
+        }
+    }
+}
+
+/// The positions of `job`'s slice, inside its range, from which a king's plain move leads
+/// to the mirror's position `child` (Black to move there).
+fn king_predecessors(ix: &SliceIndex, job: &Job, child: &Position, out: &mut Vec<u64>) {
+    out.clear();
+    let board = child.reversed();
+    // A king move keeps every man where it is: all predecessors share the slice and the
+    // men's part of their index.
+    if Slice::of(&board) != job.slice {
+        return;
+    }
+    let men = board.black_men();
+    let part = ix.men_part(ix.black_men_base(men), &board);
+    for_each_unmove(&board, |q| {
+        if q.black_men() == men && !has_capture(&q) {
+            let i = ix.index_from_men_part(part, &q);
+            debug_assert_eq!(i, ix.index(&q));
+            if (job.first..job.last).contains(&i) {
+                out.push(i);
+            }
+        }
+    });
+}
+
+/// Runs an `mtc` job (resuming from its checkpoint) and checkpoints at the end.
+pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    let saved = checkpoint::load(site, job)?;
+    if let Some(c) = saved
+        && c.complete
+    {
+        return Ok(Outcome::Done(c.stats));
+    }
+    let mut w = Work::open(site, job, opts)?;
+    if let Some(c) = saved {
+        w.stats = c.stats;
+    }
+    let mut clock = Clock::new(opts);
+    let resume = saved.map(|c| c.next);
+    let end = if job.round == 1 {
+        let start = resume.unwrap_or(job.first);
+        check_resume(job, start, job.first, job.last)?;
+        scan(site, &mut w, &mut clock, start)?
+    } else {
+        let items = posqueue::read_round(site, &job.slice.mirror(), job.round - 1)?;
+        let start = resume.unwrap_or(0);
+        check_resume(job, start, 0, items.len() as u64)?;
+        let mut preds = Vec::with_capacity(64);
+        let mut stopped = None;
+        for k in start..items.len() as u64 {
+            let due = k % 1024 == 0 || w.own.wants_flush();
+            if k > start && due && w.tick(site, &mut clock, k)? {
+                stopped = Some(k);
+                break;
+            }
+            w.predecessors_of(items[k as usize], &mut preds)?;
+        }
+        stopped
+    };
+    match end {
+        None => {
+            w.checkpoint(site, u64::MAX, true)?;
+            Ok(Outcome::Done(w.stats))
+        }
+        Some(next) => Ok(Outcome::Stopped {
+            next,
+            stats: w.stats,
+        }),
+    }
+}
+
+/// Round 1 from index `start`; the index it stopped at, or `None` when done.
+fn scan(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Result<Option<u64>> {
+    let ix = w.own_ix.clone();
+    let mut e = ix.enumerate_from(start);
+    let page = MtcCache::PER_PAGE;
+    for i in start..w.job.last {
+        if i > start && i.is_multiple_of(page) {
+            w.own.done_with_page(i / page - 1);
+            if w.tick(site, clock, i)? {
+                return Ok(Some(i));
+            }
+        }
+        if i > start {
+            e.advance();
+        }
+        w.first(i, &e.position())?;
+    }
+    Ok(None)
+}
