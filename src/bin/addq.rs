@@ -20,6 +20,8 @@ use std::process::ExitCode;
                   addq p plan 2..6               every job of every slice up to 6 pieces not \
                   yet done, in dependency order (pairs under --pair-below positions as one \
                   `pair` job each; those under 2 M positions in the small queue)\n\
+                  addq p plan 2..6 --mtc         the same, with moves to conversion after each \
+                  pair's values (also for pairs solved already)\n\
                   addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq p plan 2..7 --only 2221   a node alone: every slice of it (or name one: \
                   2221.66)\n\
@@ -62,6 +64,10 @@ struct Args {
     /// refuses a plan whose files would not fit: work files, database, position queues).
     #[arg(long)]
     no_space_check: bool,
+    /// plan: also build moves to conversion (plies to a capture or a man's move, for every
+    /// won and lost position) after each pair's values; the site remembers it.
+    #[arg(long)]
+    mtc: bool,
     /// Print the queue instead of adding.
     #[arg(long, conflicts_with_all = ["edit", "top"])]
     list: bool,
@@ -111,6 +117,7 @@ fn run(a: Args) -> Result<(), CliError> {
         top: a.top,
         json: a.json,
         no_space_check: a.no_space_check,
+        mtc: a.mtc,
     };
     addq::add_command(&a.site, &queue, &a.job, &options, &mut out)
 }

@@ -17,6 +17,9 @@ use std::process::ExitCode;
                   paths; --slice with --at turns an index back into a position.\n\n\
                   With --site DIR (database in DIR/db): the FEN's value (win, loss or draw \
                   for the side to move) and every move's value for the side that plays it; \
+                  --mtc adds the plies to conversion (a capture or a man's move) of each, \
+                  from DIR/solved/*.mtc (a site built with --mtc); --play plays a won or \
+                  lost position out by the databases and prints the game as PDN; \
                   --batch answers one FEN per stdin line as FEN<TAB>value; --check compares \
                   the database with the solver's exact values.\n\n\
                   --ship DIR copies the finished database out of the site to ship: VERSION \
@@ -63,6 +66,14 @@ struct Args {
     /// Block cache size in MiB.
     #[arg(long, default_value_t = 64)]
     cache_mb: usize,
+    /// With --site and a FEN: the plies to conversion (a capture or a man's move under
+    /// best play) of the position and of each move, from the site's solved/*.mtc.
+    #[arg(long, requires_all = ["site", "fen"], conflicts_with_all = ["batch", "check", "ship"])]
+    mtc: bool,
+    /// With --site and a won or lost FEN: play it out by the databases (the winner
+    /// converts soonest, the loser latest) and print the game as PDN.
+    #[arg(long, requires_all = ["site", "fen"], conflicts_with_all = ["batch", "check", "ship", "mtc"])]
+    play: bool,
     /// Machine-readable output.
     #[arg(long, conflicts_with_all = ["perft", "slice"])]
     json: bool,
@@ -105,6 +116,12 @@ fn run(args: Args) -> Result<(), CliError> {
             return Err("--site needs a FEN to probe (or --batch, or --check)"
                 .to_string()
                 .into());
+        }
+        if args.mtc {
+            return report::write_mtc(&site, &db, &setup()?, args.json, &mut out);
+        }
+        if args.play {
+            return report::write_play(&site, &db, &setup()?, args.json, &mut out);
         }
         return report::write_probe(&db, &setup()?, args.json, &mut out);
     }

@@ -93,6 +93,8 @@ pub struct AddOptions {
     pub json: bool,
     /// `plan`: queue even when the site's disk looks too small for the build.
     pub no_space_check: bool,
+    /// `plan`: the site builds moves to conversion too (`solve::mtc`).
+    pub mtc: bool,
 }
 
 /// `addq QUEUE WORDS...`.
@@ -160,10 +162,14 @@ fn plan_command(
     // The flag may also follow the plan's words (they are taken as they come).
     let flag = "--no-space-check";
     let no_space_check = o.no_space_check || words.iter().any(|w| w == flag);
-    let words: Vec<String> = words.iter().filter(|w| *w != flag).cloned().collect();
+    let mtc = o.mtc || words.iter().any(|w| w == "--mtc");
+    let words: Vec<String> = (words.iter())
+        .filter(|w| *w != flag && *w != "--mtc")
+        .cloned()
+        .collect();
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
-    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE...] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221";
+    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE...] [--mtc] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221";
     let (range, only) = match words.as_slice() {
         [_, r] => (r.as_str(), Vec::new()),
         [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
@@ -188,6 +194,10 @@ fn plan_command(
         None => (2, range.parse().map_err(|_| bad())?),
     };
     let site_dirs = crate::solve::Site::new(site);
+    if mtc {
+        // Before the plan: its lines depend on it (the first round of pairs solved already).
+        crate::solve::mtc::set_wanted(&site_dirs).map_err(|e| e.to_string())?;
+    }
     let planned = super::pairs::plan_lines(&site_dirs, min, max, o.positions, o.pair_below, &only)?;
     // Jobs still queued from an earlier plan, or running now, are not added again. They are
     // compared as jobs, not as text: a job requeued after a stop is in the explicit-range

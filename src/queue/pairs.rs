@@ -260,6 +260,7 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
                     .all(|s| crate::solve::stage::files::is_built(site, s)),
             mtc: crate::solve::mtc::wanted(site),
             mtc_done: stage == Stage::Fill && mtc_done(site, &slices),
+            verified: matches!(stage, Stage::Mtc(_)) && slices.iter().all(|s| is_verified(site, s)),
             ..Facts::new(slices.len())
         };
         let t = machine::after(stage, &facts);
@@ -497,6 +498,16 @@ pub fn plan_lines(
         };
         for w in machine::work(Stage::Build, &slices, none, built)? {
             add(w.phase, false, 1, w.slice);
+        }
+        // A pair solved before the site built moves to conversion: its first round (a pair
+        // solved from now on enters it from `fill`, queued by the runners).
+        let solved = slices.iter().all(|s| site.is_solved(s));
+        if solved && crate::solve::stage::mtc_pending(site, &slices) {
+            for w in machine::work(Stage::Mtc(1), &slices, none, |_| false)? {
+                if !phase_started(&w.slice, Phase::Mtc) {
+                    add(w.phase, false, 1, w.slice);
+                }
+            }
         }
         for w in machine::work(Stage::Ver, &slices, none, |_| false)? {
             if !is_verified(site, &w.slice) && !phase_started(&w.slice, Phase::Ver) {

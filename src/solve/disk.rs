@@ -7,6 +7,8 @@
 //! - Database: one byte per 32 positions for every slice not yet compressed. Measured: 2..5
 //!   compresses to 111 positions per byte (146 M positions, 1.3 MB of `db/`), larger slices
 //!   better, so this is a safe side bound.
+//! - Moves to conversion (a site that builds them): a byte per position in the same pages,
+//!   for every slice whose distances are not in `solved/` yet.
 //! - Position queues: one byte per position of the largest pair, per runner. Measured: the
 //!   queues of a 2..5 build with 2 runners peaked at 7.1 MB, its largest pair has 4.0 M
 //!   positions.
@@ -15,7 +17,7 @@
 //! 0.2 s through `jobrunner build-local --pieces 5 --runners 2`).
 
 use super::Site;
-use super::store::file_len;
+use super::store::{MTC_BITS, file_len, file_len_bits};
 use crate::slice::Slice;
 use crate::space::{self, SpaceError};
 
@@ -40,8 +42,17 @@ impl DiskNeeds {
     }
 
     /// Adds a pair: `solved` when its work files are done, `compressed` when its database
-    /// files are.
+    /// files are; its moves-to-conversion files too when the site builds them and they are
+    /// not done.
     pub fn add_pair(&mut self, site: &Site, slices: &[Slice], solved: bool, compressed: bool) {
+        if super::stage::mtc_pending(site, slices) || (!solved && super::mtc::wanted(site)) {
+            for s in slices {
+                let len = file_len_bits(s.count(), MTC_BITS);
+                self.work += space::still_to_allocate(&site.mtc_work_file(s), len);
+            }
+            let count: u64 = slices.iter().map(|s| s.count()).sum();
+            self.largest_unsolved = self.largest_unsolved.max(count);
+        }
         let count: u64 = slices.iter().map(|s| s.count()).sum();
         if !solved {
             for s in slices {

@@ -238,6 +238,8 @@ fn run_stages(
         let leaving_values = matches!(stage, Stage::Fill | Stage::Mtc(_));
         facts.built = leaving_values && slices.iter().all(built);
         facts.mtc_done = stage == Stage::Fill && facts.mtc && mtc_done(site, slices);
+        facts.verified = matches!(stage, Stage::Mtc(_))
+            && slices.iter().all(|s| super::stage::is_verified(site, s));
         let t = super::stage::machine::after(stage, &facts);
         match t.effect {
             Some(Effect::Publish) => publish_pair(work, slices, true)?,

@@ -154,3 +154,95 @@ pub fn write_check(
     };
     out.write_all(text.as_bytes()).map_err(output_error)
 }
+
+/// `dbprobe --site DIR --mtc FEN`: the value and the plies to conversion for the side to
+/// move, and each move's for the side that plays it (`solved/<slice>.mtc`).
+pub fn write_mtc(
+    site: &Site,
+    db: &Database,
+    setup: &Setup,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    use crate::solve::mtc::play::{Distances, move_distances};
+    let mut dist = Distances::new(site);
+    let pos = setup.black_to_move();
+    let (value, plies, moves) = move_distances(db, &mut dist, &pos).map_err(failed)?;
+    let fen = format_fen(setup);
+    let text = if json {
+        let list: Vec<serde_json::Value> = moves
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "move": move_text(setup, &m.mv),
+                    "value": m.value.name(),
+                    "plies": m.plies,
+                })
+            })
+            .collect();
+        crate::cli::json_line(&serde_json::json!({
+            "fen": fen,
+            "to_move": side_name(setup.to_move),
+            "value": value.to_string(),
+            "plies": plies,
+            "moves": list,
+        }))
+    } else {
+        let shown = |p: Option<u32>| p.map_or("-".to_string(), |p| p.to_string());
+        let mut t = format!(
+            "fen\t{fen}\nto_move\t{}\nvalue\t{value}\nplies\t{}\n",
+            side_name(setup.to_move),
+            shown(plies)
+        );
+        for m in &moves {
+            t += &format!(
+                "move\t{}\t{}\t{}\n",
+                move_text(setup, &m.mv),
+                m.value.name(),
+                shown(m.plies)
+            );
+        }
+        if moves.is_empty() {
+            t += "no legal move: the side to move has lost\n";
+        }
+        t
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}
+
+/// `dbprobe --site DIR --play FEN`: the game the databases play from a won or lost
+/// position, as PDN (with `--json`: the moves, their plies and the PDN).
+pub fn write_play(
+    site: &Site,
+    db: &Database,
+    setup: &Setup,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    use crate::solve::mtc::play::{Distances, pdn, play};
+    let game = play(db, &mut Distances::new(site), setup).map_err(failed)?;
+    let text = if json {
+        let plies: Vec<serde_json::Value> = game
+            .plies
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "fen": format_fen(&p.before),
+                    "move": p.text,
+                    "plies": p.plies,
+                    "converts": p.converts,
+                })
+            })
+            .collect();
+        crate::cli::json_line(&serde_json::json!({
+            "fen": format_fen(setup),
+            "value": game.value.to_string(),
+            "winner": side_name(game.winner),
+            "plies": plies,
+            "pdn": pdn(&game),
+        }))
+    } else {
+        pdn(&game)
+    };
+    out.write_all(text.as_bytes()).map_err(output_error)
+}

@@ -15,9 +15,9 @@ use super::solved::SolvedStore;
 use super::stage::files::{enter as enter_files, is_built};
 use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
-    Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
-    mark_verified, mtc_done, publish_mtc, publish_pair, que_input, reached, read_record,
-    round_changes, write_record,
+    Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish, is_verified,
+    mark_verified, mtc_done, mtc_pending, publish_mtc, publish_pair, que_input, reached,
+    read_record, round_changes, write_record,
 };
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
@@ -132,6 +132,11 @@ struct Shared {
     db_done: u64,
     db_total: u64,
     db_started: Option<Instant>,
+    /// Moves to conversion in positions (pairs whose distances are published): done, to
+    /// do, and when the first round started.
+    mtc_done: u64,
+    mtc_total: u64,
+    mtc_started: Option<Instant>,
     published: usize,
 }
 
@@ -256,6 +261,8 @@ impl Builder<'_> {
                 && st.slices.iter().all(|s| is_built(self.site, s)),
             mtc: crate::solve::mtc::wanted(self.site),
             mtc_done: mtc_done(self.site, &st.slices),
+            verified: matches!(st.stage, Stage::Mtc(_))
+                && st.slices.iter().all(|s| is_verified(self.site, s)),
         })
     }
 
@@ -265,7 +272,10 @@ impl Builder<'_> {
         let st = &sh.pairs[p];
         let next = match st.stage {
             Stage::Waiting => {
-                let record = match st.published || self.is_small(&st.slices) {
+                // A published pair's record matters only while its distances are computed
+                // (the files say the rest); a small pair's is never kept.
+                let published = st.published && !mtc_pending(self.site, &st.slices);
+                let record = match published || self.is_small(&st.slices) {
                     true => None,
                     false => read_record(self.site, &st.slices)?,
                 };
@@ -278,7 +288,8 @@ impl Builder<'_> {
                     Some(Effect::MarkVerified) => mark_verified(self.site, &sh.pairs[p].slices)?,
                     Some(Effect::PublishMtc) => {
                         let slices = &sh.pairs[p].slices;
-                        publish_mtc(self.site, slices, self.is_small(slices))?
+                        publish_mtc(self.site, slices, self.is_small(slices))?;
+                        sh.mtc_done += slices.iter().map(|s| s.count()).sum::<u64>();
                     }
                     None => {}
                 }
@@ -380,6 +391,11 @@ impl Builder<'_> {
             {
                 sh.db_started.get_or_insert_with(Instant::now);
             }
+            if let Task::Phase(j, _) = &task
+                && j.phase == Phase::Mtc
+            {
+                sh.mtc_started.get_or_insert_with(Instant::now);
+            }
             drop(sh);
             let t0 = Instant::now();
             let result = match &task {
@@ -468,8 +484,13 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     let mut already = 0;
     let mut total = 0;
     let mut db_total = 0;
+    let mut mtc_total = 0;
     let mut done = 0;
     let mut disk = DiskNeeds::default();
+    if opts.mtc {
+        // Before the disk is counted: the site's choice decides what its pairs still write.
+        crate::solve::mtc::set_wanted(site)?;
+    }
     for pair in &order {
         let slices = pair.slices();
         finish_interrupted_publish(site, &slices)?;
@@ -481,6 +502,9 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         if solved {
             already += slices.len();
             done += count;
+        }
+        if crate::solve::mtc::wanted(site) && !mtc_done(site, &slices) {
+            mtc_total += count;
         }
         db_total += match (solved, db_stage) {
             (_, Stage::Done) if solved => 0,
@@ -504,9 +528,6 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     // Nothing is written before the check.
     site.create_dirs()
         .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;
-    if opts.mtc {
-        crate::solve::mtc::set_wanted(site)?;
-    }
     let mut sh = Shared {
         published: pairs.iter().filter(|p| p.published).count(),
         pairs,
@@ -525,6 +546,9 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         db_done: 0,
         db_total,
         db_started: None,
+        mtc_done: 0,
+        mtc_total,
+        mtc_started: None,
     };
     let solved = opts
         .run

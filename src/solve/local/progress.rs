@@ -35,7 +35,14 @@ pub(super) fn progress(
     let solving = done < sh.total_positions;
     // While slices remain to be solved the rate and ETA are the solver's; after that, the
     // database stages' (build and ver passes, counted in positions).
-    let (rate, left) = if solving || sh.db_total == 0 {
+    let distances = sh.mtc_done < sh.mtc_total;
+    let (rate, left) = if !solving && distances {
+        let secs = sh.mtc_started.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        (
+            sh.mtc_done as f64 / secs.max(1e-9),
+            sh.mtc_total - sh.mtc_done,
+        )
+    } else if solving || sh.db_total == 0 {
         (
             (done - at_start) as f64 / elapsed.as_secs_f64().max(1e-9),
             sh.total_positions - done,
@@ -62,6 +69,13 @@ pub(super) fn progress(
     } else {
         String::new()
     };
+    let db = match sh.mtc_total {
+        0 => db,
+        t => format!(
+            ", moves to conversion {:.1}%{db}",
+            100.0 * sh.mtc_done as f64 / t as f64
+        ),
+    };
     let text = format!(
         "[{:>7}] slices {}/{} ({} of {} pairs, {:.1}% of positions){db}, {:.2} M positions/s, ETA {}{}{}",
         format_duration(elapsed),
@@ -80,5 +94,9 @@ pub(super) fn progress(
         working.join(", ")
     );
     // The bar: positions solved, then positions built and verified.
-    log.update(done + sh.db_done, sh.total_positions + sh.db_total, &text);
+    log.update(
+        done + sh.db_done + sh.mtc_done,
+        sh.total_positions + sh.db_total + sh.mtc_total,
+        &text,
+    );
 }

@@ -25,6 +25,7 @@
 //! `solved/<slice>.mtc`.
 
 pub mod phase;
+pub mod play;
 pub mod verify;
 
 use super::store::{self, MTC_BITS};

@@ -62,18 +62,23 @@ impl Work {
         let mut own =
             MtcCache::open_write(&path, &s, own_ix.count(), opts.buffers, job.first..job.last)?;
         own.reserve_writable(&format!("job {job}"))?;
-        own.preload(
-            job.first / MtcCache::PER_PAGE,
-            job.last.div_ceil(MtcCache::PER_PAGE),
-        )?;
+        // Round 1 writes its whole range in order; later rounds touch the pages their
+        // predecessors are on, read when needed (most rounds are short).
+        if job.round == 1 {
+            own.preload(
+                job.first / MtcCache::PER_PAGE,
+                job.last.div_ceil(MtcCache::PER_PAGE),
+            )?;
+        }
         let mirror_ix = SliceIndex::new(m);
-        let mirror = if job.round > 1 && !s.is_own_mirror() {
-            let mut c =
-                MtcCache::open_read(&site.mtc_work_file(&m), &m, mirror_ix.count(), opts.buffers)?;
-            c.preload(0, mirror_ix.count().div_ceil(MtcCache::PER_PAGE))?;
-            Some(c)
-        } else {
-            None
+        let mirror = match job.round > 1 && !s.is_own_mirror() {
+            true => Some(MtcCache::open_read(
+                &site.mtc_work_file(&m),
+                &m,
+                mirror_ix.count(),
+                opts.buffers,
+            )?),
+            false => None,
         };
         let store = opts
             .solved

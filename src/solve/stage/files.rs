@@ -186,6 +186,10 @@ pub fn solved_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 pub fn publish_mtc(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
     for s in slices {
         let (from, to) = (site.mtc_work_file(s), site.mtc_solved_file(s));
+        if !from.exists() && to.exists() {
+            // Published by an attempt stopped before the other slice was.
+            continue;
+        }
         if sync_first {
             std::fs::File::open(&from)
                 .and_then(|f| f.sync_all())

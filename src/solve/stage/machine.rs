@@ -43,6 +43,9 @@ pub struct Facts {
     pub mtc: bool,
     /// Every slice of the pair has its moves to conversion in `solved/`.
     pub mtc_done: bool,
+    /// Every slice of the pair is verified in `db/` already (a finished pair whose moves
+    /// to conversion were added later).
+    pub verified: bool,
 }
 
 impl Facts {
@@ -59,6 +62,7 @@ impl Facts {
             built: false,
             mtc: false,
             mtc_done: false,
+            verified: false,
         }
     }
 }
@@ -104,6 +108,7 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
     let database = |built: bool| match (f.database, built) {
         (false, _) => Stage::Done,
         (true, false) => Stage::Build,
+        (true, true) if f.verified => Stage::Done,
         (true, true) => Stage::Built,
     };
     // Once the values are final: moves to conversion first, when the site builds them.
@@ -354,6 +359,13 @@ mod tests {
             ..f
         };
         assert_eq!(after(Stage::Fill, &done).next, Stage::Build);
+        // A verified pair whose moves to conversion came later is done again at once.
+        let verified = Facts {
+            built: true,
+            verified: true,
+            ..f
+        };
+        assert_eq!(after(Stage::Mtc(3), &verified).next, Stage::Done);
         let pair = [
             "2211.01".parse::<Slice>().unwrap(),
             "2211.10".parse::<Slice>().unwrap(),

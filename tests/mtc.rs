@@ -1,0 +1,218 @@
+//! Moves to conversion (issue 34): the distances are the same bytes however their rounds are
+//! split, ordered, killed and resumed, and whichever driver ran them (the local build, `pair`
+//! jobs, phase jobs of the queue runners); every stored distance equals the one its moves
+//! give (`mtc::verify`). Their values against the independent brute-force solver are in
+//! tests/pipeline_vs_brute.rs.
+
+mod common;
+
+use common::fixture::{self, ADDQ, JOBRUNNER, copy_dir, stderr};
+use common::site::{assert_same_build, build};
+use nowdb::Slice;
+use nowdb::solve::Site;
+use nowdb::solve::solved::SolvedStore;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The pair the tests work on: 5 pieces, several pages, and what it depends on.
+const ONLY: &str = "2201.-6";
+
+/// `ONLY` and its dependencies solved and compressed, without distances: built once,
+/// copied by the tests.
+fn base() -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let d = fixture::scratch("mtc", "base");
+        build(&d, 5, |o| o.only = vec![ONLY.parse().unwrap()]);
+        d
+    })
+}
+
+/// [`base`] with distances added by one runner, one range per phase.
+fn reference() -> &'static Path {
+    static REFERENCE: OnceLock<PathBuf> = OnceLock::new();
+    REFERENCE.get_or_init(|| {
+        let d = copy_of_base("reference");
+        build(&d, 5, |o| {
+            o.only = vec![ONLY.parse().unwrap()];
+            o.mtc = true;
+            o.splits = Some(1);
+            o.runners = 1;
+        });
+        d
+    })
+}
+
+fn copy_of_base(name: &str) -> PathBuf {
+    let d = fixture::scratch("mtc", name);
+    copy_dir(base(), &d);
+    d
+}
+
+#[test]
+fn every_distance_equals_what_its_moves_give() {
+    let site = Site::new(reference());
+    let store = SolvedStore::new(&site, 1 << 30);
+    let slices = site.solved_slices().unwrap();
+    assert!(slices.len() >= 20, "{} slices", slices.len());
+    let mut won = 0;
+    for s in &slices {
+        assert!(site.mtc_solved_file(s).exists(), "{s} has no distances");
+        let sum = nowdb::solve::mtc::verify::check_range(&site, s, 0, s.count(), &store)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sum.positions, s.count());
+        won += sum.won;
+    }
+    assert!(won > 100_000, "{won} won positions");
+    // Nothing is left behind: no work files, position queues or checkpoints of the rounds.
+    let work: Vec<_> = std::fs::read_dir(reference().join("work"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mtc"))
+        .collect();
+    assert!(work.is_empty(), "{work:?}");
+}
+
+/// One range per phase, 3 or 10 ranges in shuffled orders: the same bytes.
+#[test]
+fn splits_and_orders_give_identical_distances() {
+    for (n, seed) in [(3, 7), (10, 99)] {
+        let d = copy_of_base(&format!("split{n}"));
+        build(&d, 5, |o| {
+            o.only = vec![ONLY.parse().unwrap()];
+            o.mtc = true;
+            o.splits = Some(n);
+            o.shuffle = Some(seed);
+            // Every pair durable: its rounds checkpoint and record their stage.
+            o.small_pair = 0;
+        });
+        assert_same_build(reference(), &d, &format!("{n} ranges, order {seed}"));
+    }
+}
+
+/// SIGKILL the whole build at random moments of its rounds (the values are solved
+/// already, so every kill lands in an `mtc` job or between two), checkpointing at every
+/// page; each restart resumes, and the distances are the same bytes.
+#[test]
+fn sigkill_during_the_rounds_resumes_to_identical_distances() {
+    let d = copy_of_base("kill");
+    let mut rng = nowdb::rng::XorShift::new(0x3434_2026);
+    let mut kills = 0;
+    let t0 = Instant::now();
+    loop {
+        let mut child = fixture::command(JOBRUNNER, &d)
+            .args(["--checkpoint-secs", "0"])
+            .args(["build-local", "--pieces", "5", "--only", ONLY, "--mtc"])
+            .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let delay = Duration::from_millis(20 + rng.below(400));
+        let start = Instant::now();
+        let mut finished = None;
+        while start.elapsed() < delay || kills >= 25 {
+            if let Some(status) = child.try_wait().unwrap() {
+                finished = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        match finished {
+            Some(status) => {
+                assert!(status.success(), "resumed build failed: {status}");
+                break;
+            }
+            None => {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(600), "never finished");
+    }
+    assert!(kills >= 3, "only {kills} kills landed before the end");
+    assert_same_build(reference(), &d, &format!("after {kills} SIGKILLs"));
+}
+
+/// `addq p plan --mtc` through a runner daemon: small pairs as `pair` jobs (values and
+/// distances in one process), the others as phase jobs whose rounds the runners queue;
+/// then a site solved without distances gets them from a second plan. Both equal the
+/// local build's bytes.
+#[test]
+fn the_queues_build_the_same_distances_as_the_local_build() {
+    let local = fixture::scratch("mtc", "local4");
+    build(&local, 4, |o| o.mtc = true);
+    let run_daemon = |site: &Path| {
+        let out = fixture::command(JOBRUNNER, site)
+            .args([
+                "daemon",
+                "--host",
+                "t",
+                "--queues",
+                "pm",
+                "--poll-secs",
+                "0.3",
+            ])
+            .args(["--runners", "2", "--until-empty"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let queued = fixture::scratch("mtc", "queued4");
+    fixture::ok(
+        ADDQ,
+        &queued,
+        &[
+            "--pair-below",
+            "20000",
+            "--positions",
+            "65536",
+            "p",
+            "plan",
+            "2..4",
+            "--mtc",
+        ],
+    );
+    run_daemon(&queued);
+    assert_same_build(&local, &queued, "plan --mtc through the queues");
+    // A site whose values were built without distances: the plan queues their first rounds.
+    let later = fixture::scratch("mtc", "later4");
+    build(&later, 4, |_| {});
+    assert!(!later.join("solved/2200.--.mtc").exists());
+    fixture::ok(ADDQ, &later, &["p", "plan", "2..4", "--mtc"]);
+    // (Pairs under 2 M positions go to the small queue.)
+    let lines = fixture::ok(ADDQ, &later, &["--list", "m"]);
+    assert!(lines.contains("mtc 2200.--"), "{lines}");
+    run_daemon(&later);
+    assert_same_build(&local, &later, "distances added to a finished site");
+    let stage = std::fs::read_to_string(later.join("done/2200.--.stage")).unwrap();
+    assert_eq!(stage.trim(), "done");
+}
+
+/// The site remembers `--mtc`: a build without the flag goes on computing distances.
+#[test]
+fn the_site_remembers_that_it_builds_distances() {
+    let d = copy_of_base("remember");
+    nowdb::solve::mtc::set_wanted(&Site::new(&d)).unwrap();
+    let out = fixture::run(
+        JOBRUNNER,
+        &d,
+        &[
+            "build-local",
+            "--pieces",
+            "5",
+            "--only",
+            ONLY,
+            "--runners",
+            "2",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_same_build(reference(), &d, "a build of a site that builds distances");
+    let slice: Slice = ONLY.parse().unwrap();
+    let m = nowdb::solve::mtc::MtcSlice::load(&Site::new(&d), slice).unwrap();
+    assert!((0..slice.count()).any(|i| m.get(i).is_some_and(|d| d > 10)));
+}
