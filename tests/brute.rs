@@ -8,18 +8,24 @@
 //! - symmetries of king-only positions, which the solver knows nothing about;
 //! - hand-analysed positions;
 //! - the kings-only solve (`solve_kings_only`, used up to 7 pieces by the ignored test of
-//!   tests/pipeline_vs_brute.rs) against the full one, and its guards.
+//!   tests/pipeline_vs_brute.rs) against the full one, and its guards;
+//! - the moves-to-conversion distances of tests/common/brute_mtc.rs: every one up to 4 pieces
+//!   against the values and MTCs of the successors the reference generator finds, and
+//!   hand-analysed positions.
 //!
-//! The solver covers 2..=4 pieces here (about 3 s in release on 2 cores); the 5-piece solve
-//! is left to the cross-check of the real pipeline (and to the ignored test at the end).
+//! The solver covers 2..=4 pieces here (about 3 s in release on 2 cores, the MTCs 1 s more);
+//! the 5-piece solve is left to the cross-check of the real pipeline (and to the ignored
+//! tests at the end).
 
 mod common;
 
 use common::brute::{BruteDb, BruteValue, brute_moves};
+use common::brute_mtc::BruteMtc;
 use common::reference::{
     Cell, Side, XorShift, cell_of, for_each_position, random_position, reference_moves, square_of,
 };
 use nowdb::Position;
+use nowdb::notation::position_fen;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -353,23 +359,26 @@ fn map(pos: &Position, f: impl Fn(Cell) -> Cell) -> Position {
     }
 }
 
+/// The symmetries of the board that keep dark squares dark: the two diagonal reflections and
+/// the half turn.
+const SYMMETRIES: [fn(Cell) -> Cell; 3] = [
+    |(r, c)| (c, r),
+    |(r, c)| (7 - c, 7 - r),
+    |(r, c)| (7 - r, 7 - c),
+];
+
 #[test]
 fn king_positions_are_symmetric() {
     // Kings move alike in all four directions, so a king-only position has the value of its
     // images under the board's symmetries that keep dark squares dark: the two diagonal
     // reflections and the half turn (the colours stay, Black still moves).
-    let symmetries: [fn(Cell) -> Cell; 3] = [
-        |(r, c)| (c, r),
-        |(r, c)| (7 - c, 7 - r),
-        |(r, c)| (7 - r, 7 - c),
-    ];
     let mut checked = 0;
     for pieces in 2..=4 {
         db().for_each(pieces, |p, v| {
             if p.kings != p.black | p.white {
                 return;
             }
-            for f in symmetries {
+            for f in SYMMETRIES {
                 assert_eq!(db().value(&map(p, f)), v, "{p:?}");
             }
             checked += 1;
@@ -411,4 +420,183 @@ fn five_pieces() {
         assert_eq!(c.iter().sum::<u64>(), two_sided_total(pieces as u64));
     }
     check_values(&db, 5, 97);
+}
+
+/// The MTCs of `db()`, computed once and shared by the tests.
+fn mtc() -> &'static BruteMtc {
+    static MTC: OnceLock<BruteMtc> = OnceLock::new();
+    MTC.get_or_init(|| {
+        let start = Instant::now();
+        let mtc = BruteMtc::compute(db());
+        eprintln!("BruteMtc::compute, 2..=4 pieces: {:.1?}", start.elapsed());
+        mtc
+    })
+}
+
+/// The MTC the definition gives `pos` (Black to move) from its value and the values and MTCs
+/// of the positions the reference generator's moves lead to. A move is a conversion if it
+/// captures (the reference says whether the moves are captures) or if the piece that left
+/// its square was a man.
+fn mtc_by_rules(db: &BruteDb, mtc: &BruteMtc, pos: &Position) -> Option<u32> {
+    let moves = reference_moves(pos, Side::Black);
+    // The moves' terms (None for a king move to a draw) and whether they win.
+    let terms = moves.results.iter().map(|after| {
+        let next = after.reversed();
+        let from = pos.black & !after.black;
+        let conversion = moves.capture || pos.kings & from == 0;
+        let (value, distance) = if next.black == 0 {
+            (Loss, Some(0)) // No piece left.
+        } else {
+            (db.value(&next), mtc.mtc(db, &next))
+        };
+        let term = if conversion {
+            Some(1)
+        } else {
+            distance.map(|d| 1 + d)
+        };
+        (term, value == Loss)
+    });
+    match db.value(pos) {
+        Win => terms
+            .filter(|&(_, wins)| wins)
+            .map(|(t, _)| t.expect("a lost position has an MTC"))
+            .min(),
+        Loss => terms
+            .map(|(t, _)| t.expect("a lost position's king moves lead to wins"))
+            .max()
+            .or(Some(0)), // No move.
+        Draw => None,
+    }
+}
+
+#[test]
+fn every_mtc_agrees_with_its_successors() {
+    let (db, mtc) = (db(), mtc());
+    for pieces in 2..=4 {
+        let mut positions = Vec::new();
+        mtc.for_each(db, pieces, |p, v, d| positions.push((*p, v, d)));
+        assert_eq!(positions.len() as u64, two_sided_total(pieces as u64));
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::scope(|s| {
+            for chunk in positions.chunks(positions.len().div_ceil(threads)) {
+                s.spawn(move || {
+                    for (p, v, d) in chunk {
+                        assert_eq!(d.is_some(), *v != Draw, "{v:?} {d:?} {p:?}");
+                        assert_eq!(mtc.mtc(db, p), *d, "for_each and mtc disagree on {p:?}");
+                        assert_eq!(mtc_by_rules(db, mtc, p), *d, "{v:?} {p:?}");
+                    }
+                });
+            }
+        });
+    }
+}
+
+#[test]
+fn mtc_of_hand_analysed_positions() {
+    let (db, mtc) = (db(), mtc());
+    let check = |pos: &Position, value, distance| {
+        assert_eq!(db.value(pos), value, "{}", position_fen(pos));
+        assert_eq!(mtc.mtc(db, pos), distance, "{}", position_fen(pos));
+    };
+    // Black takes White's last piece: one ply.
+    check(&board(&[((3, 3), KING)], &[((4, 4), KING)]), Win, Some(1));
+    // A Black man without a move: lost at once.
+    let pos = board(&[((0, 0), MAN)], &[((1, 1), MAN), ((2, 2), MAN)]);
+    check(&pos, Loss, Some(0));
+    // A forced capture that loses (see a_forced_capture_can_lose): every move converts.
+    let pos = board(
+        &[((2, 2), KING)],
+        &[((3, 3), KING), ((5, 5), KING), ((6, 6), KING)],
+    );
+    check(&pos, Loss, Some(1));
+    // Each king in a double corner: a draw, no MTC.
+    check(&board(&[((0, 6), KING)], &[((7, 1), KING)]), Draw, None);
+    // Two kings against one in the single corner (7, 7), whose one neighbour is (6, 6).
+    // With Black kings on (6, 6) and (5, 5) the White king can neither step nor jump: White
+    // to move has lost, MTC 0.
+    let trapped = board(&[((6, 6), KING), ((5, 5), KING)], &[((7, 7), KING)]);
+    check(&trapped.reversed(), Loss, Some(0));
+    // One king step before, (5, 7) to (6, 6): Black wins in one ply (no move is shorter).
+    let pos = board(&[((5, 7), KING), ((5, 5), KING)], &[((7, 7), KING)]);
+    check(&pos, Win, Some(1));
+    // Black kings on (4, 4) and (5, 7), White to move: the White king's one move is to (6, 6),
+    // where (5, 7) jumps it (landing on (7, 5)). White has lost: 1 + 1 = 2 plies.
+    let forced = board(&[((4, 4), KING), ((5, 7), KING)], &[((7, 7), KING)]);
+    check(&forced.reversed(), Loss, Some(2));
+    // One step before, (4, 6) to (5, 7): 3 plies, and none shorter. A position lost for White
+    // in 1 ply needs all of White's moves to convert, here its king jumping a Black king on
+    // (6, 6) (no king of (4, 4) and (4, 6) gets there in one step); in 0 plies, the trap
+    // above (Black on both (6, 6) and (5, 5): two steps away).
+    let pos = board(&[((4, 4), KING), ((4, 6), KING)], &[((7, 7), KING)]);
+    check(&pos, Win, Some(3));
+}
+
+#[test]
+fn longest_mtc_up_to_4_pieces() {
+    let (db, mtc) = (db(), mtc());
+    for pieces in 2..=4 {
+        let (d, pos) = mtc.longest(db, pieces).expect("some position is decided");
+        eprintln!(
+            "{pieces} pieces: longest MTC {d} plies ({:?}), {}",
+            db.value(&pos),
+            position_fen(&pos)
+        );
+        assert_eq!(mtc.mtc(db, &pos), Some(d));
+        let mut most = 0;
+        mtc.for_each(db, pieces, |_, _, d| most = most.max(d.unwrap_or(0)));
+        assert_eq!(most, d);
+        // What this computation finds, recorded so that a change to it shows.
+        assert_eq!(d, [11, 34, 38][pieces as usize - 2], "{pieces} pieces");
+    }
+}
+
+#[test]
+fn mtc_of_kings_is_symmetric_and_independent_of_the_layout() {
+    // A king-only position has the MTC of its images under the symmetries (kings move alike
+    // in all four directions; see king_positions_are_symmetric). And the kings-only
+    // materials solved alone, in another table layout and visiting order, give the same MTCs
+    // (their moves never lead to a material with men).
+    let (db, mtc) = (db(), mtc());
+    let kings = BruteDb::solve_kings_only(4);
+    let kings_mtc = BruteMtc::compute(&kings);
+    let mut checked = 0;
+    for pieces in 2..=4 {
+        kings_mtc.for_each(&kings, pieces, |p, v, d| {
+            assert_eq!(d.is_some(), v != Draw, "{p:?}");
+            assert_eq!(mtc.mtc(db, p), d, "{p:?}");
+            for f in SYMMETRIES {
+                assert_eq!(mtc.mtc(db, &map(p, f)), d, "{p:?}");
+            }
+            checked += 1;
+        });
+    }
+    assert_eq!(checked, 992 + 29_760 + 215_760 + 287_680);
+}
+
+#[test]
+#[ignore = "about 3 minutes on 2 cores; run with --ignored mtc_five --nocapture"]
+fn mtc_five_pieces() {
+    let start = Instant::now();
+    let db = BruteDb::solve(5);
+    eprintln!("solve(5): {:.1?}", start.elapsed());
+    let start = Instant::now();
+    let mtc = BruteMtc::compute(&db);
+    eprintln!("BruteMtc::compute, 2..=5 pieces: {:.1?}", start.elapsed());
+    for pieces in 2..=5 {
+        let (d, pos) = mtc.longest(&db, pieces).expect("some position is decided");
+        eprintln!(
+            "{pieces} pieces: longest MTC {d} plies ({:?}), {}",
+            db.value(&pos),
+            position_fen(&pos)
+        );
+        assert_eq!(d, [11, 34, 38, 60][pieces as usize - 2], "{pieces} pieces");
+    }
+    // The definition on every 97th 5-piece position.
+    let mut i = 0u64;
+    db.for_each(5, |p, _| {
+        i += 1;
+        if i.is_multiple_of(97) {
+            assert_eq!(mtc_by_rules(&db, &mtc, p), mtc.mtc(&db, p), "{p:?}");
+        }
+    });
 }

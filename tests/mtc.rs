@@ -216,3 +216,87 @@ fn the_site_remembers_that_it_builds_distances() {
     let m = nowdb::solve::mtc::MtcSlice::load(&Site::new(&d), slice).unwrap();
     assert!((0..slice.count()).any(|i| m.get(i).is_some_and(|d| d > 10)));
 }
+
+/// `dbprobe --play` on 20 won or lost positions of the pair (the 10 farthest from a
+/// conversion and 10 at random): each game ends with the loser unable to move, every move
+/// is legal by the reference move generator (independent of the crate's), the distance
+/// falls by one each ply down to a conversion, and the first equals `dbprobe --mtc`'s.
+#[test]
+fn play_ends_in_a_win_by_legal_moves_within_the_stored_distances() {
+    use common::reference::{Side, reference_moves};
+    use nowdb::notation::parse_fen;
+    let site = reference();
+    let slice: Slice = ONLY.parse().unwrap();
+    let m = nowdb::solve::mtc::MtcSlice::load(&Site::new(site), slice).unwrap();
+    let ix = nowdb::SliceIndex::new(slice);
+    let mut valued: Vec<(u32, u64)> = (0..slice.count())
+        .filter_map(|i| m.get(i).map(|d| (d, i)))
+        .collect();
+    valued.sort_by_key(|&(d, i)| (std::cmp::Reverse(d), i));
+    let mut rng = nowdb::rng::XorShift::new(34);
+    let mut picked: Vec<u64> = valued.iter().take(10).map(|&(_, i)| i).collect();
+    picked.extend((0..10).map(|_| valued[rng.below(valued.len() as u64) as usize].1));
+    let fen = |p: &nowdb::Position| nowdb::notation::position_fen(p);
+    let setup = |text: &str| parse_fen(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let side = |s: &nowdb::Setup| match s.to_move {
+        nowdb::Color::Black => Side::Black,
+        nowdb::Color::White => Side::White,
+    };
+    let mut longest = 0;
+    for i in picked {
+        let start = fen(&ix.position(i).unwrap());
+        let probe = fixture::ok(common::fixture::DBPROBE, site, &["--mtc", "--json", &start]);
+        let probe: serde_json::Value = serde_json::from_str(&probe).unwrap();
+        let out = fixture::ok(
+            common::fixture::DBPROBE,
+            site,
+            &["--play", "--json", &start],
+        );
+        let game: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let plies = game["plies"].as_array().unwrap();
+        assert_eq!(plies[0]["plies"], probe["plies"], "{start}");
+        let winner = match probe["value"].as_str().unwrap() {
+            "win" => "black",
+            _ => "white",
+        };
+        assert_eq!(game["winner"], winner, "{start}");
+        let mut fens: Vec<String> = plies
+            .iter()
+            .map(|p| p["fen"].as_str().unwrap().to_string())
+            .collect();
+        fens.push(game["end"].as_str().unwrap().to_string());
+        for (k, w) in fens.windows(2).enumerate() {
+            let (before, after) = (setup(&w[0]), setup(&w[1]));
+            let moves = reference_moves(&before.board, side(&before));
+            assert!(
+                moves.results.contains(&after.board) && after.to_move != before.to_move,
+                "{start}: ply {k} {} from {} is not a legal move",
+                plies[k]["move"],
+                w[0]
+            );
+            let (d, converts) = (
+                plies[k]["plies"].as_u64().unwrap(),
+                plies[k]["converts"] == true,
+            );
+            assert_eq!(d == 1, converts, "{start}: ply {k} at {d} plies");
+            if !converts {
+                assert_eq!(
+                    plies[k + 1]["plies"].as_u64().unwrap(),
+                    d - 1,
+                    "{start}: ply {k}"
+                );
+            }
+        }
+        let end = setup(fens.last().unwrap());
+        let left = reference_moves(&end.board, side(&end));
+        assert!(
+            left.results.is_empty(),
+            "{start}: the game ends at {}",
+            fens.last().unwrap()
+        );
+        longest = longest.max(plies.len());
+        let pdn = game["pdn"].as_str().unwrap();
+        assert!(pdn.contains(&format!("[FEN \"{start}\"]")), "{pdn}");
+    }
+    assert!(longest > 40, "the longest game has {longest} plies");
+}

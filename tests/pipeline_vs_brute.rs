@@ -5,10 +5,16 @@
 //! every position of a split of 2..7 pieces (a set of materials closed under captures and
 //! crowning), beyond where published figures exist (issue 23): the kings-only slices, and
 //! those with at most one man and at most two pieces on one side.
+//!
+//! Moves to conversion (issue 34) likewise: every distance of 2..5 pieces equals the brute
+//! force's (tests/common/brute_mtc.rs), and every one equals what its moves give
+//! (`mtc::verify`, the invariants of docs/FORMAT.md); the kings-only split of 2..7 in its
+//! ignored test.
 
 mod common;
 
 use common::brute::{BruteDb, BruteValue};
+use common::brute_mtc::BruteMtc;
 use nowdb::solve::Site;
 use nowdb::solve::Value;
 use nowdb::solve::local::{BuildOptions, build_local};
@@ -19,10 +25,12 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Solved 2..5 pieces from both sides, computed once for the tests of this file.
+/// Solved 2..5 pieces from both sides, with moves to conversion, computed once for the
+/// tests of this file.
 struct Both {
     site: Site,
     brute: BruteDb,
+    distances: BruteMtc,
 }
 
 fn both() -> &'static Both {
@@ -35,6 +43,7 @@ fn both() -> &'static Both {
             let opts = BuildOptions {
                 pieces: 5,
                 runners: 1,
+                mtc: true,
                 progress_every: Duration::from_secs(3600),
                 ..BuildOptions::default()
             };
@@ -49,8 +58,13 @@ fn both() -> &'static Both {
             .unwrap_or_else(|e| panic!("pipeline build failed: {e}"));
         });
         let brute = BruteDb::solve(5);
+        let distances = BruteMtc::compute(&brute);
         pipeline.join().expect("pipeline thread");
-        Both { site, brute }
+        Both {
+            site,
+            brute,
+            distances,
+        }
     })
 }
 
@@ -111,6 +125,74 @@ fn slice_name(p: &Position) -> String {
         count(bm),
         count(wm)
     )
+}
+
+/// Every distance of 2..5 pieces equals the brute force's, and the longest of each piece
+/// count is the one docs/FORMAT.md gives.
+#[test]
+fn every_distance_of_2_to_5_pieces_equals_the_brute_force() {
+    let b = both();
+    let (mut checked, mut longest) = (0u64, BTreeMap::new());
+    for slice in b.site.solved_slices().unwrap() {
+        let m = nowdb::solve::mtc::MtcSlice::load(&b.site, slice).unwrap();
+        for (i, pos) in SliceIndex::new(slice).enumerate_from(0) {
+            let (got, want) = (m.get(i), b.distances.mtc(&b.brute, &pos));
+            assert_eq!(
+                got,
+                want,
+                "{slice} index {i} ({}): pipeline {got:?} plies, brute force {want:?}",
+                nowdb::notation::position_fen(&pos)
+            );
+            if let Some(d) = got {
+                let e = longest.entry(slice.pieces()).or_insert(0);
+                *e = d.max(*e);
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 145_859_644);
+    for (pieces, d) in &longest {
+        let brute = b.distances.longest(&b.brute, *pieces).map(|l| l.0);
+        assert_eq!(brute, Some(*d), "longest of {pieces} pieces");
+    }
+    assert_eq!(longest[&2], 11);
+    assert_eq!(longest[&3], 34);
+}
+
+/// Every distance of 2..5 pieces equals what its moves give: a won position's shortest
+/// winning conversion or king move to a lost position one ply nearer, a lost one's longest
+/// (docs/FORMAT.md), checked by `mtc::verify` with the solver's move generator on two
+/// threads.
+#[test]
+fn every_distance_of_2_to_5_pieces_equals_what_its_moves_give() {
+    let b = both();
+    let slices = b.site.solved_slices().unwrap();
+    let store = nowdb::solve::solved::SolvedStore::new(&b.site, 1 << 30);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let checked: u64 = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut n = 0;
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(s) = slices.get(k) else { return n };
+                        let sum = nowdb::solve::mtc::verify::check_range(
+                            &b.site,
+                            s,
+                            0,
+                            s.count(),
+                            &store,
+                        )
+                        .unwrap_or_else(|e| panic!("{e}"));
+                        n += sum.positions;
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    assert_eq!(checked, 145_859_644);
 }
 
 #[test]
@@ -231,8 +313,9 @@ fn one_man_two_against_many(g: Groups) -> bool {
 /// restricted to the same materials. The pipeline's side is built here, `--only` the split's 7-piece slices, side by
 /// side with the brute force on one core each; or, with `NOWDB_VS_BRUTE_SITE` set, it is the
 /// `solved/` of that site, which must hold every slice of the split (say, a whole 2..7 build).
-/// Returns the number of positions compared.
-fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool) -> u64 {
+/// With `distances`, the moves to conversion too (built with `--mtc`, or the given site's
+/// `solved/*.mtc`). Returns the number of positions compared.
+fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool, distances: bool) -> u64 {
     let start = Instant::now();
     let want = split_slices(keep);
     let sevens: Vec<Slice> = want.iter().copied().filter(|s| s.pieces() == 7).collect();
@@ -250,6 +333,7 @@ fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool) -> u64 {
                 runners: 1,
                 only,
                 database: false,
+                mtc: distances,
                 progress_every: Duration::from_secs(3600),
                 ..BuildOptions::default()
             };
@@ -261,6 +345,7 @@ fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool) -> u64 {
         })
     });
     let brute = BruteDb::solve_materials(7, keep);
+    let brute_mtc = distances.then(|| BruteMtc::compute(&brute));
     eprintln!("brute force, {name}: {:.0?}", start.elapsed());
     if let Some(pipeline) = pipeline {
         let built = pipeline.join().expect("pipeline thread");
@@ -299,15 +384,25 @@ fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool) -> u64 {
     let (mut compared, mut mismatches, mut first) = (0u64, 0u64, Vec::new());
     for &slice in &compare {
         let values = SolvedSlice::load(&site, slice).unwrap();
+        let mtc = brute_mtc
+            .as_ref()
+            .map(|_| nowdb::solve::mtc::MtcSlice::load(&site, slice).unwrap());
         let mut wld = [0u64; 3];
         for (i, pos) in SliceIndex::new(slice).enumerate_from(0) {
             let (v, b) = (values.get(i), brute.value(&pos));
-            if !same(v, b) {
+            let far =
+                |m: &nowdb::solve::mtc::MtcSlice, bm: &BruteMtc| (m.get(i), bm.mtc(&brute, &pos));
+            let plies = mtc
+                .as_ref()
+                .zip(brute_mtc.as_ref())
+                .map(|(m, bm)| far(m, bm));
+            if !same(v, b) || plies.is_some_and(|(got, want)| got != want) {
                 mismatches += 1;
                 if first.len() < 20 {
                     let fen = nowdb::notation::position_fen(&pos);
                     first.push(format!(
-                        "{slice} index {i} ({fen}): pipeline {v}, brute {b:?}"
+                        "{slice} index {i} ({fen}): pipeline {v}, brute {b:?}; plies \
+                         (pipeline, brute) {plies:?}"
                     ));
                 }
             }
@@ -347,11 +442,12 @@ fn compare_split_with_brute(name: &str, keep: fn(Groups) -> bool) -> u64 {
     compared
 }
 
-/// The kings-only slices of 2..7 pieces (487 M positions), which depend on nothing else.
+/// The kings-only slices of 2..7 pieces (487 M positions), which depend on nothing else:
+/// values and moves to conversion.
 #[test]
 #[ignore = "about 7 minutes on 2 cores; run with --ignored kings_only --nocapture"]
 fn kings_only_2_to_7_equal_the_brute_force_solver() {
-    let compared = compare_split_with_brute("kings-only", kings_only);
+    let compared = compare_split_with_brute("kings-only", kings_only, true);
     // Kings only, both sides present: 992 + 29,760 + 503,440 + 6,041,280 + 56,183,904 +
     // 424,097,856.
     assert_eq!(compared, 486_857_232);
@@ -362,7 +458,7 @@ fn kings_only_2_to_7_equal_the_brute_force_solver() {
 #[test]
 #[ignore = "about 9 minutes on 2 cores; run with --ignored one_man --nocapture"]
 fn one_man_two_against_many_equal_the_brute_force_solver() {
-    let compared = compare_split_with_brute("one-man", one_man_two_against_many);
+    let compared = compare_split_with_brute("one-man", one_man_two_against_many, false);
     // 270 slices of 2..7 pieces (2v5, 1v6 and mirrors at 7); every one of them is compared.
     assert_eq!(compared, 1_615_699_912);
 }

@@ -437,6 +437,11 @@ impl BruteDb {
 
     /// Value with Black to move. Panics if the position's material is not solved.
     pub fn value(&self, pos: &Position) -> BruteValue {
+        self.value_at(self.slot_of(pos))
+    }
+
+    /// The slot of `pos` (Black to move). Panics if the position's material is not solved.
+    pub(crate) fn slot_of(&self, pos: &Position) -> u32 {
         assert!(
             pos.black & pos.white == 0
                 && pos.kings & !(pos.black | pos.white) == 0
@@ -450,7 +455,43 @@ impl BruteDb {
             "material {:?} (black kings, men, white kings, men) not solved: {pos:?}",
             groups(pos).map(u32::count_ones)
         );
-        value_of(self.values[self.slot(m, pos)].load(Relaxed))
+        self.slot(m, pos) as u32
+    }
+
+    // Accessors for tests/common/brute_mtc.rs, which walks the same table.
+
+    /// Slots in the table, used or not.
+    pub(crate) fn slots(&self) -> u32 {
+        self.values.len() as u32
+    }
+
+    /// The value in `slot` (a draw for an unused slot).
+    pub(crate) fn value_at(&self, slot: u32) -> BruteValue {
+        value_of(self.values[slot as usize].load(Relaxed))
+    }
+
+    /// Per material: its first slot, its number of slots and the length of its blocks (runs
+    /// of slots sharing Black's pieces).
+    pub(crate) fn layout(&self) -> Vec<(u32, u32, u32)> {
+        let layout = self
+            .materials
+            .iter()
+            .map(|m| (m.offset, m.len, m.block_len()));
+        layout.collect()
+    }
+
+    /// The position in `slot`, or None for an unused slot.
+    pub(crate) fn position_at(&self, slot: u32) -> Option<Position> {
+        self.position(self.material_at(slot), slot)
+    }
+
+    /// As `Rules::for_each_move`: the boards after each Black move until `f` returns true.
+    pub(crate) fn for_each_move(
+        &self,
+        pos: &Position,
+        mut f: impl FnMut(Position) -> bool,
+    ) -> bool {
+        self.rules.for_each_move(pos, &mut f)
     }
 
     /// Calls f for every solved position with exactly `pieces` pieces (both sides having
@@ -729,7 +770,7 @@ fn for_each_counts(max: u32, f: &mut dyn FnMut([u32; GROUPS])) {
 
 /// Runs `work` on every job, taken in order by one thread per core, and sums the results.
 /// Returning joins the threads: what they wrote is then visible to the caller.
-fn parallel_sum<J: Send>(jobs: Vec<J>, work: impl Fn(J) -> usize + Sync) -> usize {
+pub(crate) fn parallel_sum<J: Send>(jobs: Vec<J>, work: impl Fn(J) -> usize + Sync) -> usize {
     let queue = Mutex::new(jobs.into_iter());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|scope| {

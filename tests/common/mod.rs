@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod brute;
+pub mod brute_mtc;
 pub mod dirs;
 pub mod fixture;
 pub mod parts;

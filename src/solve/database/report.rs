@@ -239,6 +239,7 @@ pub fn write_play(
             "value": game.value.to_string(),
             "winner": side_name(game.winner),
             "plies": plies,
+            "end": format_fen(&game.end),
             "pdn": pdn(&game),
         }))
     } else {

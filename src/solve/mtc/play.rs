@@ -125,7 +125,9 @@ pub struct Game {
     pub start: Setup,
     pub value: Value,
     pub plies: Vec<Ply>,
-    /// The side that won (the side to move at the end has no move or no piece).
+    /// The last position: its side to move has no move (or no piece) left.
+    pub end: Setup,
+    /// The side that won.
     pub winner: Color,
 }
 
@@ -152,6 +154,7 @@ pub fn play(db: &Database, dist: &mut Distances, start: &Setup) -> Result<Game> 
                 start: *start,
                 value: first_value,
                 plies,
+                end: setup,
                 winner: setup.to_move.opponent(),
             });
         }
