@@ -302,3 +302,94 @@ fn play_ends_in_a_win_by_legal_moves_within_the_stored_distances() {
     }
     assert!(longest > 40, "the longest game has {longest} plies");
 }
+
+/// The runners' view of killed `mtc` jobs: on a site whose values are solved, `addq plan
+/// --mtc` queues the first rounds as phase jobs of 65,536 positions and the runners queue
+/// the later rounds; a daemon checkpointing at every page runs them while `mtc` job
+/// processes are SIGKILLed at random moments, those of later rounds first. Each kill is a
+/// failed attempt, retried from its checkpoint; the build ends by itself with every job
+/// done and the local build's bytes.
+#[test]
+fn killed_mtc_jobs_of_the_runners_resume_to_identical_distances() {
+    use nowdb::runner::record;
+    let site = copy_of_base("kill-queued");
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[jobs]\nmax_attempts = 25\nretry_backoff_secs = 1\n",
+    )
+    .unwrap();
+    fixture::ok(
+        ADDQ,
+        &site,
+        &[
+            "--positions",
+            "65536",
+            "p",
+            "plan",
+            "2..5",
+            "--only",
+            ONLY,
+            "--mtc",
+        ],
+    );
+    let err = std::fs::File::create(site.join("daemon.stderr")).unwrap();
+    let mut daemon = fixture::command(JOBRUNNER, &site)
+        .args([
+            "--checkpoint-secs",
+            "0",
+            "daemon",
+            "--host",
+            "t",
+            "--queues",
+            "pm",
+        ])
+        .args(["--poll-secs", "0.3", "--runners", "2", "--until-empty"])
+        .stdout(Stdio::null())
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    let mut rng = nowdb::rng::XorShift::new(0x34_6d74_63);
+    let (mut kills, mut rounds) = (0, std::collections::BTreeSet::new());
+    let t0 = Instant::now();
+    while kills < 12 && daemon.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "12 kills did not happen"
+        );
+        std::thread::sleep(Duration::from_millis(2 + rng.below(30)));
+        let mut live: Vec<_> = record::read_all(&Site::new(&site))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, r)| r.child != 0 && record::process_start(r.child) == Some(r.child_start))
+            .filter_map(|(_, r)| Some((r.child, r.job().ok()?.1)))
+            .filter(|(_, j)| j.phase == nowdb::solve::Phase::Mtc)
+            .collect();
+        live.sort_by_key(|(_, j)| std::cmp::Reverse(j.round));
+        let Some((pid, job)) = live.first() else {
+            continue;
+        };
+        // Round 1 has many jobs, the later rounds few and short: most kills go to them.
+        if job.round == 1 && rng.below(4) != 0 {
+            continue;
+        }
+        let pid = nix::unistd::Pid::from_raw(*pid as i32);
+        if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok() {
+            kills += 1;
+            rounds.insert(job.round);
+        }
+    }
+    let status = daemon.wait().unwrap();
+    let log = std::fs::read_to_string(site.join("daemon.stderr")).unwrap();
+    let tail: String = log.lines().rev().take(20).collect::<Vec<_>>().join("\n");
+    assert!(status.success(), "the build did not end by itself: {tail}");
+    eprintln!("{kills} mtc jobs killed, in rounds {rounds:?}");
+    assert!(kills >= 3, "only {kills} mtc jobs killed");
+    assert!(rounds.len() >= 2, "kills in rounds {rounds:?} only");
+    assert_same_build(
+        reference(),
+        &site,
+        &format!("after {kills} killed mtc jobs"),
+    );
+    let held = nowdb::queue::held::list(&Site::new(&site)).unwrap();
+    assert!(held.iter().all(|j| j.done), "jobs not done");
+}

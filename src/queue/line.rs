@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Phases are the paper's (`cap winmove lookup noio noiom que build ver`) plus nowdb's
-//! `fill`. `-s R` is the round (pass) of `noio`/`noiom`/`que` and must be 1 (or absent) for
+//! `fill`, `pair` and `mtc`. `-s R` is the round (pass) of `noio`/`noiom`/`que`/`mtc` and
+//! must be 1 (or absent) for
 //! the others; `-n N` numbers the mini-slice. A line is data: it is parsed strictly here and
 //! never handed to a shell.
 
