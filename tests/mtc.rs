@@ -348,7 +348,7 @@ fn killed_mtc_jobs_of_the_runners_resume_to_identical_distances() {
         .stderr(err)
         .spawn()
         .unwrap();
-    let mut rng = nowdb::rng::XorShift::new(0x34_6d74_63);
+    let mut rng = nowdb::rng::XorShift::new(0x346d_7463);
     let (mut kills, mut rounds) = (0, std::collections::BTreeSet::new());
     let t0 = Instant::now();
     while kills < 12 && daemon.try_wait().unwrap().is_none() {
