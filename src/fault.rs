@@ -11,7 +11,8 @@
 //! `settle.counted` (an attempt or hold recorded, the queue not yet changed), `settle.held`
 //! (a held record just written, the running record still there),
 //! `settle.queued` (the job requeued, its running record still there); in a job process
-//! `job.start`; in the local build `local.stage` (a durable pair's stage record written).
+//! `job.start`, and `mtc.checkpoint` (an `mtc` job not resumed has written a checkpoint);
+//! in the local build `local.stage` (a durable pair's stage record written).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -52,22 +52,6 @@ fn write_hosts(site: &Path, max_attempts: u32, rest: &str) {
     .unwrap();
 }
 
-/// A runner daemon for host `t` on queues p and m, until the queues are empty.
-fn daemon(site: &Path, runners: usize) -> Command {
-    let mut c = fixture::command(JOBRUNNER, site);
-    c.args([
-        "daemon",
-        "--host",
-        "t",
-        "--queues",
-        "pm",
-        "--poll-secs",
-        "0.3",
-    ])
-    .args(["--runners", &runners.to_string(), "--until-empty"]);
-    c
-}
-
 /// A daemon in the background, its stderr in a file of the site (never a pipe nobody reads).
 fn spawn(mut cmd: Command, site: &Path, name: &str) -> Child {
     let err = std::fs::File::create(site.join(format!("{name}.stderr"))).unwrap();
@@ -202,7 +186,7 @@ fn twenty_sigkilled_job_processes_lose_nothing_and_change_no_byte() {
     let plan = planned(&site);
     let runner = spawn(
         {
-            let mut c = daemon(&site, 3);
+            let mut c = fixture::daemon(&site, 3);
             c.args(["--checkpoint-secs", "0"]);
             c
         },
@@ -275,7 +259,7 @@ fn twenty_sigkilled_job_processes_lose_nothing_and_change_no_byte() {
 #[test]
 fn a_job_killed_once_is_retried_and_its_runners_next_job_leaves_its_records_alone() {
     let (site, plan) = planned_site("once", 3);
-    let mut d = spawn(daemon(&site, 1), &site, "daemon");
+    let mut d = spawn(fixture::daemon(&site, 1), &site, "daemon");
     // The first job process that runs for a moment.
     let deadline = Instant::now() + Duration::from_secs(120);
     let (path, rec) = loop {
@@ -355,7 +339,7 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
     );
     // 2..3 first; then one of its solved slices is damaged and 2..4 planned.
     fixture::ok(ADDQ, &site, &["p", "plan", "2..3"]);
-    assert!(daemon(&site, 2).output().unwrap().status.success());
+    assert!(fixture::daemon(&site, 2).output().unwrap().status.success());
     let (slice, users) = least_needed_three_piece_slice();
     let s = Site::new(&site);
     let input = s.solved_file(&slice);
@@ -363,7 +347,7 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
     std::fs::write(&input, b"damaged by the test").unwrap();
     fixture::ok(ADDQ, &site, &["p", "plan", "2..4"]);
     let plan = planned(&site);
-    let out = daemon(&site, 2).output().unwrap();
+    let out = fixture::daemon(&site, 2).output().unwrap();
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{}", tail(&err));
     // One message, once, naming the held jobs and the release command.
@@ -482,7 +466,7 @@ fn a_job_that_always_fails_is_held_mailed_once_listed_and_released_to_the_same_b
     let released = fixture::ok(ADDQ, &site, &["--release", "all"]);
     assert_eq!(released.lines().count(), users, "{released}");
     assert!(held::list(&s).unwrap().is_empty());
-    let out = daemon(&site, 2).output().unwrap();
+    let out = fixture::daemon(&site, 2).output().unwrap();
     assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
     assert_same_build(reference(4), &site, "released build");
     assert_every_job_done(&site, &plan);
@@ -508,7 +492,7 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
         write_hosts(&site, max_attempts, "");
         let settle = point.starts_with("settle");
         let nth = if settle { 1 } else { 1 + rng.below(40) };
-        let mut cmd = daemon(&site, 2);
+        let mut cmd = fixture::daemon(&site, 2);
         cmd.env("NOWDB_FAULT", format!("{point}=kill@{nth}"));
         let name = format!("crash-{k}");
         let mut d = spawn(cmd, &site, &name);
@@ -551,7 +535,7 @@ fn sigkill_of_the_daemon_at_each_state_change_loses_no_job() {
     write_hosts(&site, 20, "");
     let released = fixture::ok(ADDQ, &site, &["--release", "all"]);
     assert!(released.starts_with("released "), "{released}");
-    let out = daemon(&site, 2).output().unwrap();
+    let out = fixture::daemon(&site, 2).output().unwrap();
     assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
     assert_same_build(reference(4), &site, "build through seven daemon crashes");
     assert_every_job_done(&site, &plan);
@@ -576,7 +560,7 @@ fn a_hung_job_is_reported_then_killed_and_counted() {
     fixture::ok(ADDQ, &site, &["p", "plan", "2..2"]);
     let t0 = Instant::now();
     // Every job process sleeps at its start, as on a dead network mount.
-    let out = daemon(&site, 1)
+    let out = fixture::daemon(&site, 1)
         .env("NOWDB_FAULT", "job.start=hang")
         .output()
         .unwrap();

@@ -7,14 +7,13 @@
 mod common;
 
 use common::fixture::{self, ADDQ, JOBRUNNER, copy_dir, stderr};
-use common::site::{assert_same_build, build};
+use common::site::{assert_same_build, build, sigkill_until_done};
 use nowdb::Slice;
 use nowdb::solve::Site;
 use nowdb::solve::solved::SolvedStore;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 /// The pair the tests work on: 5 pieces, several pages, and what it depends on.
 const ONLY: &str = "2201.-6";
@@ -98,41 +97,20 @@ fn splits_and_orders_give_identical_distances() {
 #[test]
 fn sigkill_during_the_rounds_resumes_to_identical_distances() {
     let d = copy_of_base("kill");
-    let mut rng = nowdb::rng::XorShift::new(0x3434_2026);
-    let mut kills = 0;
-    let t0 = Instant::now();
-    loop {
-        let mut child = fixture::command(JOBRUNNER, &d)
-            .args(["--checkpoint-secs", "0"])
-            .args(["build-local", "--pieces", "5", "--only", ONLY, "--mtc"])
-            .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let delay = Duration::from_millis(20 + rng.below(400));
-        let start = Instant::now();
-        let mut finished = None;
-        while start.elapsed() < delay || kills >= 25 {
-            if let Some(status) = child.try_wait().unwrap() {
-                finished = Some(status);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        match finished {
-            Some(status) => {
-                assert!(status.success(), "resumed build failed: {status}");
-                break;
-            }
-            None => {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                kills += 1;
-            }
-        }
-        assert!(t0.elapsed() < Duration::from_secs(600), "never finished");
-    }
+    let kills = sigkill_until_done(
+        || {
+            fixture::command(JOBRUNNER, &d)
+                .args(["--checkpoint-secs", "0"])
+                .args(["build-local", "--pieces", "5", "--only", ONLY, "--mtc"])
+                .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        },
+        0x3434_2026,
+        400,
+    );
     assert!(kills >= 3, "only {kills} kills landed before the end");
     assert_same_build(reference(), &d, &format!("after {kills} SIGKILLs"));
 }
@@ -146,19 +124,7 @@ fn the_queues_build_the_same_distances_as_the_local_build() {
     let local = fixture::scratch("mtc", "local4");
     build(&local, 4, |o| o.mtc = true);
     let run_daemon = |site: &Path| {
-        let out = fixture::command(JOBRUNNER, site)
-            .args([
-                "daemon",
-                "--host",
-                "t",
-                "--queues",
-                "pm",
-                "--poll-secs",
-                "0.3",
-            ])
-            .args(["--runners", "2", "--until-empty"])
-            .output()
-            .unwrap();
+        let out = fixture::daemon(site, 2).output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
     };
     let queued = fixture::scratch("mtc", "queued4");
@@ -305,17 +271,16 @@ fn play_ends_in_a_win_by_legal_moves_within_the_stored_distances() {
 
 /// The runners' view of killed `mtc` jobs: on a site whose values are solved, `addq plan
 /// --mtc` queues the first rounds as phase jobs of 65,536 positions and the runners queue
-/// the later rounds; a daemon checkpointing at every page runs them while `mtc` job
-/// processes are SIGKILLed at random moments, those of later rounds first. Each kill is a
-/// failed attempt, retried from its checkpoint; the build ends by itself with every job
-/// done and the local build's bytes.
+/// the later rounds; a daemon checkpointing at every page runs them, and every `mtc` job
+/// process that starts afresh SIGKILLs itself right after its first checkpoint (the fault
+/// point `mtc.checkpoint`). Each kill is a failed attempt, retried from that checkpoint; the
+/// build ends by itself with every job done and the local build's bytes.
 #[test]
 fn killed_mtc_jobs_of_the_runners_resume_to_identical_distances() {
-    use nowdb::runner::record;
     let site = copy_of_base("kill-queued");
     std::fs::write(
         site.join("hosts.toml"),
-        "[jobs]\nmax_attempts = 25\nretry_backoff_secs = 1\n",
+        "[jobs]\nmax_attempts = 3\nretry_backoff_secs = 1\n",
     )
     .unwrap();
     fixture::ok(
@@ -332,64 +297,26 @@ fn killed_mtc_jobs_of_the_runners_resume_to_identical_distances() {
             "--mtc",
         ],
     );
-    let err = std::fs::File::create(site.join("daemon.stderr")).unwrap();
-    let mut daemon = fixture::command(JOBRUNNER, &site)
-        .args([
-            "--checkpoint-secs",
-            "0",
-            "daemon",
-            "--host",
-            "t",
-            "--queues",
-            "pm",
-        ])
-        .args(["--poll-secs", "0.3", "--runners", "2", "--until-empty"])
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
+    let out = fixture::daemon(&site, 2)
+        .args(["--checkpoint-secs", "0"])
+        .env("NOWDB_FAULT", "mtc.checkpoint=kill")
+        .output()
         .unwrap();
-    let mut rng = nowdb::rng::XorShift::new(0x346d_7463);
-    let (mut kills, mut rounds) = (0, std::collections::BTreeSet::new());
-    let t0 = Instant::now();
-    while kills < 12 && daemon.try_wait().unwrap().is_none() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(600),
-            "12 kills did not happen"
-        );
-        std::thread::sleep(Duration::from_millis(2 + rng.below(30)));
-        let mut live: Vec<_> = record::read_all(&Site::new(&site))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(_, r)| r.child != 0 && record::process_start(r.child) == Some(r.child_start))
-            .filter_map(|(_, r)| Some((r.child, r.job().ok()?.1)))
-            .filter(|(_, j)| j.phase == nowdb::solve::Phase::Mtc)
-            .collect();
-        live.sort_by_key(|(_, j)| std::cmp::Reverse(j.round));
-        let Some((pid, job)) = live.first() else {
-            continue;
-        };
-        // Round 1 has many jobs, the later rounds few and short: most kills go to them.
-        if job.round == 1 && rng.below(4) != 0 {
-            continue;
-        }
-        let pid = nix::unistd::Pid::from_raw(*pid as i32);
-        if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok() {
-            kills += 1;
-            rounds.insert(job.round);
-        }
-    }
-    let status = daemon.wait().unwrap();
-    let log = std::fs::read_to_string(site.join("daemon.stderr")).unwrap();
-    let tail: String = log.lines().rev().take(20).collect::<Vec<_>>().join("\n");
-    assert!(status.success(), "the build did not end by itself: {tail}");
-    eprintln!("{kills} mtc jobs killed, in rounds {rounds:?}");
-    assert!(kills >= 3, "only {kills} mtc jobs killed");
-    assert!(rounds.len() >= 2, "kills in rounds {rounds:?} only");
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_same_build(
         reference(),
         &site,
-        &format!("after {kills} killed mtc jobs"),
+        "mtc jobs killed at their first checkpoint",
     );
-    let held = nowdb::queue::held::list(&Site::new(&site)).unwrap();
-    assert!(held.iter().all(|j| j.done), "jobs not done");
+    let states = nowdb::queue::held::list(&Site::new(&site)).unwrap();
+    assert!(states.iter().all(|j| j.done), "jobs not done");
+    // Every kill was one attempt, and kills hit the first round and later ones.
+    let killed: Vec<_> = (states.iter())
+        .filter(|s| s.attempts.as_ref().is_ok_and(|a| !a.is_empty()))
+        .map(|s| s.job)
+        .collect();
+    let rounds: std::collections::BTreeSet<u32> = killed.iter().map(|j| j.round).collect();
+    eprintln!("{} mtc jobs killed, in rounds {rounds:?}", killed.len());
+    assert!(killed.iter().all(|j| j.phase == nowdb::solve::Phase::Mtc));
+    assert!(rounds.contains(&1) && rounds.len() >= 3, "{rounds:?}");
 }

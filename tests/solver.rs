@@ -4,7 +4,7 @@
 mod common;
 
 use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, copy_dir, stderr};
-use common::site::{assert_same_build, build};
+use common::site::{assert_same_build, build, sigkill_until_done};
 use nowdb::solve::Site;
 use nowdb::solve::phases::RunOptions;
 use nowdb::{Slice, SliceIndex};
@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A site with every slice of 2..3 pieces solved, built once and copied by the tests.
 fn base3() -> &'static Path {
@@ -127,44 +127,20 @@ fn splits_and_orders_give_identical_files() {
 fn sigkill_and_resume_give_identical_files() {
     let clean = clean_2201();
     let d = site_from_base3("kill");
-    let mut rng = nowdb::rng::XorShift::new(0x2545_F491_4F6C_DD1D);
-    let mut kills = 0;
-    let t0 = Instant::now();
-    loop {
-        let mut child = fixture::command(JOBRUNNER, &d)
-            .args(["--checkpoint-secs", "0"])
-            .args(["build-local", "--pieces", "5", "--only", "2201.-6"])
-            .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let delay = Duration::from_millis(30 + rng.below(600));
-        let start = Instant::now();
-        let mut finished = None;
-        while start.elapsed() < delay || kills >= 25 {
-            if let Some(status) = child.try_wait().unwrap() {
-                finished = Some(status);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        match finished {
-            Some(status) => {
-                assert!(status.success(), "resumed build failed: {status}");
-                break;
-            }
-            None => {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                kills += 1;
-            }
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(600),
-            "build never finished"
-        );
-    }
+    let kills = sigkill_until_done(
+        || {
+            fixture::command(JOBRUNNER, &d)
+                .args(["--checkpoint-secs", "0"])
+                .args(["build-local", "--pieces", "5", "--only", "2201.-6"])
+                .args(["--small-pair", "0", "--splits", "3", "--runners", "2"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        },
+        0x2545_F491_4F6C_DD1D,
+        610,
+    );
     assert!(
         kills >= 3,
         "only {kills} kills landed before the build finished"

@@ -95,6 +95,28 @@ pub enum Outcome {
     },
 }
 
+impl RunOptions {
+    /// The finished slices the job reads: the process's shared store, or its own.
+    pub(crate) fn solved_store(&self, site: &Site) -> std::sync::Arc<SolvedStore> {
+        (self.solved.clone()).unwrap_or_else(|| SolvedStore::new(site, 1 << 30))
+    }
+}
+
+impl Outcome {
+    /// How a job with `stats` whose scan stopped at `end` ended (`None`: it reached the end
+    /// of its work, which `complete` records).
+    pub(crate) fn after_scan(
+        end: Option<u64>,
+        stats: PhaseStats,
+        complete: impl FnOnce() -> Result<()>,
+    ) -> Result<Outcome> {
+        match end {
+            None => complete().map(|_| Outcome::Done(stats)),
+            Some(next) => Ok(Outcome::Stopped { next, stats }),
+        }
+    }
+}
+
 /// Creates the work file of `slice` unless it exists. Safe against a racing creator: the
 /// file is prepared under a private name and linked into place, which fails if another
 /// process got there first.
@@ -217,11 +239,7 @@ impl Work {
             Some(db) if opts.lower_from_database => {
                 LowerSlices::Database(crate::db::probe::DbLookup::new(db.clone()))
             }
-            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(
-                opts.solved
-                    .clone()
-                    .unwrap_or_else(|| SolvedStore::new(site, 1 << 30)),
-            )),
+            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(opts.solved_store(site))),
         });
         let queue = (job.phase.has_round())
             .then(|| QueueWriter::new(&site.queue_file(&s, job.round, job.first)));
@@ -536,16 +554,7 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         }
         Phase::Build | Phase::Ver | Phase::Pair | Phase::Mtc => unreachable!("returned above"),
     };
-    match end {
-        None => {
-            w.checkpoint(site, u64::MAX, true)?;
-            Ok(Outcome::Done(w.stats))
-        }
-        Some(next) => Ok(Outcome::Stopped {
-            next,
-            stats: w.stats,
-        }),
-    }
+    Outcome::after_scan(end, w.stats, || w.checkpoint(site, u64::MAX, true))
 }
 
 pub(crate) fn check_resume(job: &Job, next: u64, lo: u64, hi: u64) -> Result<()> {

@@ -124,3 +124,20 @@ pub fn utf8(b: &[u8]) -> String {
 pub fn stderr(o: &Output) -> String {
     text(&o.stderr)
 }
+
+/// A runner daemon for host `t` on queues p and m with `runners` runners, until the queues
+/// are empty (a one-machine build through the queues).
+pub fn daemon(site: &Path, runners: usize) -> Command {
+    let mut c = command(JOBRUNNER, site);
+    c.args([
+        "daemon",
+        "--host",
+        "t",
+        "--queues",
+        "pm",
+        "--poll-secs",
+        "0.3",
+    ])
+    .args(["--runners", &runners.to_string(), "--until-empty"]);
+    c
+}

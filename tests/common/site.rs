@@ -4,7 +4,8 @@ use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
+use std::process::Child;
+use std::time::{Duration, Instant};
 
 /// Builds 2..`pieces` in `site` in this process with 2 runners and no progress lines, after
 /// `f` has adjusted the options.
@@ -52,5 +53,41 @@ pub fn assert_same_build(a: &Path, b: &Path, what: &str) {
     );
     for (name, bytes) in &fa {
         assert!(bytes == &fb[name], "{what}: {name} differs");
+    }
+}
+
+/// SIGKILLs the process `spawn` starts after a random delay of up to `max_delay_ms` (from
+/// `seed`), again and again (at most 25 times), until one run ends by itself, which must be
+/// a success; the number of kills.
+pub fn sigkill_until_done(mut spawn: impl FnMut() -> Child, seed: u64, max_delay_ms: u64) -> u32 {
+    let mut rng = nowdb::rng::XorShift::new(seed);
+    let mut kills = 0;
+    let t0 = Instant::now();
+    loop {
+        let mut child = spawn();
+        let delay = Duration::from_millis(20 + rng.below(max_delay_ms));
+        let start = Instant::now();
+        let mut finished = None;
+        while start.elapsed() < delay || kills >= 25 {
+            if let Some(status) = child.try_wait().unwrap() {
+                finished = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        match finished {
+            Some(_) => {
+                // Reaped by `try_wait` already: `wait` gives its status again.
+                let status = child.wait().unwrap();
+                assert!(status.success(), "resumed run failed: {status}");
+                return kills;
+            }
+            None => {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(600), "never finished");
     }
 }

@@ -9,7 +9,7 @@ use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::solve::checkpoint::{self, Checkpoint};
 use crate::solve::phases::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use crate::solve::posqueue::{self, QueueWriter};
-use crate::solve::solved::{SolvedSlice, SolvedStore, SolvedValues, SolvedWorkFiles};
+use crate::solve::solved::{SolvedSlice, SolvedValues, SolvedWorkFiles};
 use crate::solve::store::{MTC_BITS, PageCache};
 use crate::solve::{Job, Result, Site, Value};
 use crate::{Position, solve_err};
@@ -35,6 +35,8 @@ struct Work {
     replies: MoveList,
     stats: PhaseStats,
     durable: bool,
+    /// Resumed from a checkpoint (the fault point `mtc.checkpoint` is a fresh job's).
+    resumed: bool,
 }
 
 impl Work {
@@ -80,10 +82,7 @@ impl Work {
             )?),
             false => None,
         };
-        let store = opts
-            .solved
-            .clone()
-            .unwrap_or_else(|| SolvedStore::new(site, 1 << 30));
+        let store = opts.solved_store(site);
         Ok(Work {
             job: *job,
             own,
@@ -98,6 +97,7 @@ impl Work {
             replies: MoveList::new(),
             stats: PhaseStats::default(),
             durable: opts.durable,
+            resumed: false,
         })
     }
 
@@ -231,7 +231,13 @@ impl Work {
     fn tick(&mut self, site: &Site, clock: &mut Clock, next: u64) -> Result<bool> {
         match clock.tick(self.own.wants_flush()) {
             Tick::Go => Ok(false),
-            Tick::Checkpoint => self.checkpoint(site, next, false).map(|_| false),
+            Tick::Checkpoint => {
+                self.checkpoint(site, next, false)?;
+                if !self.resumed {
+                    crate::fault::point("mtc.checkpoint");
+                }
+                Ok(false)
+            }
             Tick::Stop => self.checkpoint(site, next, false).map(|_| true),
         }
     }
@@ -271,6 +277,7 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
     let mut w = Work::open(site, job, opts)?;
     if let Some(c) = saved {
         w.stats = c.stats;
+        w.resumed = true;
     }
     let mut clock = Clock::new(opts);
     let resume = saved.map(|c| c.next);
@@ -294,16 +301,7 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
         }
         stopped
     };
-    match end {
-        None => {
-            w.checkpoint(site, u64::MAX, true)?;
-            Ok(Outcome::Done(w.stats))
-        }
-        Some(next) => Ok(Outcome::Stopped {
-            next,
-            stats: w.stats,
-        }),
-    }
+    Outcome::after_scan(end, w.stats, || w.checkpoint(site, u64::MAX, true))
 }
 
 /// Round 1 from index `start`; the index it stopped at, or `None` when done.

@@ -20,8 +20,25 @@ pub fn round_changes(site: &Site, slices: &[Slice], round: u32) -> Result<u64> {
 /// Moves both slices of a filled pair to `solved/` (syncing them first when their pages were
 /// written without `fsync`), then drops their position queues and checkpoints.
 pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
+    publish(site, slices, sync_first, |s| {
+        (site.work_file(s), site.solved_file(s))
+    })
+}
+
+/// Moves each slice's file `paths(s).0` to `paths(s).1` (a slice already moved by an
+/// attempt stopped before the other is left as it is), then drops the pair's position
+/// queues and checkpoints.
+fn publish(
+    site: &Site,
+    slices: &[Slice],
+    sync_first: bool,
+    paths: impl Fn(&Slice) -> (std::path::PathBuf, std::path::PathBuf),
+) -> Result<()> {
     for s in slices {
-        let (from, to) = (site.work_file(s), site.solved_file(s));
+        let (from, to) = paths(s);
+        if !from.exists() && to.exists() {
+            continue;
+        }
         if sync_first {
             std::fs::File::open(&from)
                 .and_then(|f| f.sync_all())
@@ -29,11 +46,11 @@ pub fn publish_pair(site: &Site, slices: &[Slice], sync_first: bool) -> Result<(
         }
         move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
     }
-    // One sync of `solved/` makes both renames durable (a crash between them is finished by
-    // `finish_interrupted_publish`, whichever of the two survived), before anything the
-    // unpublished pair would need is dropped.
+    // One sync of `solved/` makes both renames durable (a crash between them is finished
+    // by the next publication or `finish_interrupted_publish`, whichever of the two
+    // survived), before anything the unpublished pair would need is dropped.
     if let Some(s) = slices.first() {
-        store::sync_dir(&site.solved_file(s))?;
+        store::sync_dir(&paths(s).1)?;
     }
     for s in slices {
         let _ = std::fs::remove_dir_all(site.queue_dir(s));
@@ -184,26 +201,9 @@ pub fn solved_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 /// their pages were written without `fsync`), then drops their position queues and
 /// checkpoints.
 pub fn publish_mtc(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
-    for s in slices {
-        let (from, to) = (site.mtc_work_file(s), site.mtc_solved_file(s));
-        if !from.exists() && to.exists() {
-            // Published by an attempt stopped before the other slice was.
-            continue;
-        }
-        if sync_first {
-            std::fs::File::open(&from)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| solve_err!("{}: {e}", from.display()))?;
-        }
-        move_file(&from, &to).map_err(|e| solve_err!("publishing {}: {e}", from.display()))?;
-    }
-    if let Some(s) = slices.first() {
-        store::sync_dir(&site.mtc_solved_file(s))?;
-    }
-    for s in slices {
-        let _ = std::fs::remove_dir_all(site.queue_dir(s));
-    }
-    remove_checkpoints(site, slices)
+    publish(site, slices, sync_first, |s| {
+        (site.mtc_work_file(s), site.mtc_solved_file(s))
+    })
 }
 
 /// Removes what an earlier attempt at the pair's moves to conversion left (work files,
