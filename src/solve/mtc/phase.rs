@@ -10,6 +10,7 @@ use crate::solve::checkpoint::{self, Checkpoint};
 use crate::solve::phases::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use crate::solve::posqueue::{self, QueueWriter};
 use crate::solve::solved::{SolvedSlice, SolvedValues, SolvedWorkFiles};
+use crate::solve::stage::machine::mtc_scans;
 use crate::solve::store::{MTC_BITS, PageCache};
 use crate::solve::{Job, Result, Site, Value};
 use crate::{Position, solve_err};
@@ -161,6 +162,45 @@ impl Work {
         Ok(())
     }
 
+    /// Round `r` (from 2) for position `index`, won or lost and without a distance, by its
+    /// moves: a won one with a king move to a lost position valued `r - 1` (none is valued
+    /// less: it would have been valued before), a lost one whose king moves all reach
+    /// positions valued below `r`.
+    fn later(&mut self, index: u64, pos: &Position) -> Result<()> {
+        let round = self.job.round;
+        self.stats.looked += 1;
+        let value = self.own_wld.get(index);
+        if value == Value::Loss {
+            if self.all_replies_below(pos, round)? {
+                self.resolve(index, Value::Loss, round, true)?;
+            }
+            return Ok(());
+        }
+        generate_moves(pos, &mut self.moves);
+        let mut children = QuietChildren::default();
+        for k in 0..self.moves.len() {
+            let m = self.moves.as_slice()[k];
+            if converts(pos, &m) {
+                continue;
+            }
+            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
+            if self.mirror_wld.get(i) == Value::Loss
+                && decode(self.mirror_byte(i)?).is_some_and(|d| d < round)
+            {
+                return self.resolve(index, Value::Win, round, true);
+            }
+        }
+        Ok(())
+    }
+
+    /// The mirror's distance byte of position `i` (this slice's when it is its own mirror).
+    fn mirror_byte(&mut self, i: u64) -> Result<u8> {
+        Ok(match &mut self.mirror {
+            Some(c) => c.get_byte(i)?,
+            None => self.own.get_byte(i)?,
+        })
+    }
+
     /// Round `r` for the mirror's position `child_index` (valued `r - 1`): its king-move
     /// predecessors in this job's range.
     fn predecessors_of(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
@@ -201,11 +241,7 @@ impl Work {
                 continue;
             }
             let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            let byte = match &mut self.mirror {
-                Some(c) => c.get_byte(i)?,
-                None => self.own.get_byte(i)?,
-            };
-            if decode(byte).is_none_or(|d| d >= round) {
+            if decode(self.mirror_byte(i)?).is_none_or(|d| d >= round) {
                 return Ok(false);
             }
         }
@@ -281,7 +317,11 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
     }
     let mut clock = Clock::new(opts);
     let resume = saved.map(|c| c.next);
-    let end = if job.round == 1 {
+    let input = match job.round {
+        1 => 0,
+        r => posqueue::round_entries(site, &job.slice.mirror(), r - 1)?,
+    };
+    let end = if mtc_scans(job.round, input, job.slice.count()) {
         let start = resume.unwrap_or(job.first);
         check_resume(job, start, job.first, job.last)?;
         scan(site, &mut w, &mut clock, start)?
@@ -304,11 +344,13 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
     Outcome::after_scan(end, w.stats, || w.checkpoint(site, u64::MAX, true))
 }
 
-/// Round 1 from index `start`; the index it stopped at, or `None` when done.
+/// A round as a scan of the job's range from index `start` (round 1, and a round whose
+/// input is a large part of the slice); the index it stopped at, or `None` when done.
 fn scan(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Result<Option<u64>> {
     let ix = w.own_ix.clone();
     let mut e = ix.enumerate_from(start);
     let page = MtcCache::PER_PAGE;
+    let round = w.job.round;
     for i in start..w.job.last {
         if i > start && i.is_multiple_of(page) {
             w.own.done_with_page(i / page - 1);
@@ -316,10 +358,17 @@ fn scan(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Result<Opti
                 return Ok(Some(i));
             }
         }
-        if i > start {
-            e.advance();
+        // Only won and lost positions without a distance are looked at.
+        let open = matches!(w.own_wld.get(i), Value::Win | Value::Loss)
+            && (round == 1 || w.own.get_byte(i)? == 0);
+        if !open {
+            continue;
         }
-        w.first(i, &e.position())?;
+        e.skip_to(i);
+        match round {
+            1 => w.first(i, &e.position())?,
+            _ => w.later(i, &e.position())?,
+        }
     }
     Ok(None)
 }

@@ -15,6 +15,19 @@ use crate::solve::Phase;
 /// (2311.05 15 %, 1600.-- 10 %, 2410.1- 5 %, 3400.-- 4 %, 1420.6- 3 %); 2 was no better.
 pub const QUE_RATIO: u64 = 4;
 
+/// An `mtc` round after the first scans its slice, rather than following the mirror's last
+/// round back, when that round valued at least 1/`MTC_SCAN_RATIO` of the slice's positions:
+/// a scan skips the positions valued already at a few nanoseconds each, and each queued
+/// position costs about a microsecond (unranked, stepped back, its predecessors weighed)
+/// in every job of the round. Round 2 values three quarters of the won and lost positions.
+pub const MTC_SCAN_RATIO: u64 = 16;
+
+/// Whether `mtc` round `round`, whose mirror valued `input` positions in the round before,
+/// scans its slice of `count` positions (round 1 always does).
+pub fn mtc_scans(round: u32, input: u64, count: u64) -> bool {
+    round == 1 || input.saturating_mul(MTC_SCAN_RATIO) >= count
+}
+
 /// Position-queue entries per `que` job when a round is split into jobs.
 pub const QUE_ENTRIES_PER_JOB: u64 = 1 << 20;
 
@@ -163,7 +176,8 @@ impl Work {
     /// Whether the work follows the mirror's position queue (a `que` round, an `mtc` round
     /// after the first) rather than scanning the slice.
     pub fn reads_queue(&self) -> bool {
-        self.phase == Phase::Que || (self.phase == Phase::Mtc && self.round > 1)
+        let mtc_queue = !mtc_scans(self.round, self.entries, self.slice.count());
+        self.phase == Phase::Que || (self.phase == Phase::Mtc && mtc_queue)
     }
 
     /// Whether there is nothing to run (a round with no input on this slice).
@@ -378,6 +392,10 @@ mod tests {
         let w = work(Stage::Mtc(4), &pair, input, |_| false).unwrap();
         assert_eq!((w[0].entries, w[1].entries), (0, 30));
         assert!(w[0].is_empty() && w[1].reads_queue());
+        // A round whose input is a large part of the slice scans it instead.
+        let many = |s: &Slice, _: u32| Ok::<_, ()>(s.count() / MTC_SCAN_RATIO);
+        let w = work(Stage::Mtc(2), &pair, many, |_| false).unwrap();
+        assert!(w.iter().all(|w| !w.reads_queue() && !w.is_empty()));
         assert_eq!(rounds_kept_from(Stage::Mtc(4)), Some(3));
         assert!(!queued_by_plan(Stage::Mtc(1), 2));
     }
