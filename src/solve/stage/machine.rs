@@ -186,9 +186,14 @@ impl Work {
     }
 
     /// Jobs a round that reads the queue is split into (1 for the other phases, which
-    /// drivers split by positions).
+    /// drivers split by positions). Every job of a round reads all of its input, so an
+    /// `mtc` round, whose input may be a sixteenth of the slice (above that it scans), is
+    /// one job per slice.
     pub fn que_jobs(&self) -> u64 {
-        self.entries.div_ceil(QUE_ENTRIES_PER_JOB).max(1)
+        match self.phase {
+            Phase::Mtc => 1,
+            _ => self.entries.div_ceil(QUE_ENTRIES_PER_JOB).max(1),
+        }
     }
 }
 
