@@ -45,15 +45,15 @@ impl DiskNeeds {
     /// files are; its moves-to-conversion files too when the site builds them and they are
     /// not done.
     pub fn add_pair(&mut self, site: &Site, slices: &[Slice], solved: bool, compressed: bool) {
-        if super::stage::mtc_pending(site, slices) || (!solved && super::mtc::wanted(site)) {
+        let count: u64 = slices.iter().map(|s| s.count()).sum();
+        // Pending for an unsolved pair whenever the site builds distances.
+        if super::stage::mtc_pending(site, slices) {
             for s in slices {
                 let len = file_len_bits(s.count(), MTC_BITS);
                 self.work += space::still_to_allocate(&site.mtc_work_file(s), len);
             }
-            let count: u64 = slices.iter().map(|s| s.count()).sum();
             self.largest_unsolved = self.largest_unsolved.max(count);
         }
-        let count: u64 = slices.iter().map(|s| s.count()).sum();
         if !solved {
             for s in slices {
                 let len = file_len(s.count());

@@ -21,8 +21,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-/// Positions per page.
-pub const PAGE_POSITIONS: u64 = 32_768;
+/// Positions per page of a win/loss/draw work file (32,768).
+pub const PAGE_POSITIONS: u64 = page_positions(VALUE_BITS);
 /// Bytes per page (and of the header).
 pub const PAGE_BYTES: usize = 8192;
 /// Bits per position of a win/loss/draw work file.

@@ -503,7 +503,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
             already += slices.len();
             done += count;
         }
-        if crate::solve::mtc::wanted(site) && !mtc_done(site, &slices) {
+        if mtc_pending(site, &slices) {
             mtc_total += count;
         }
         db_total += match (solved, db_stage) {

@@ -176,6 +176,23 @@ impl Work {
             }
             return Ok(());
         }
+        let nearer = self.any_king_child(pos, |w, i| {
+            let lost = w.mirror_wld.get(i) == Value::Loss;
+            Ok(lost && decode(w.mirror_byte(i)?).is_some_and(|d| d < round))
+        })?;
+        if nearer {
+            self.resolve(index, Value::Win, round, true)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `hit` holds for the mirror index of some position a king move of `pos`
+    /// reaches (stopping at the first).
+    fn any_king_child(
+        &mut self,
+        pos: &Position,
+        mut hit: impl FnMut(&mut Self, u64) -> Result<bool>,
+    ) -> Result<bool> {
         generate_moves(pos, &mut self.moves);
         let mut children = QuietChildren::default();
         for k in 0..self.moves.len() {
@@ -184,13 +201,11 @@ impl Work {
                 continue;
             }
             let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            if self.mirror_wld.get(i) == Value::Loss
-                && decode(self.mirror_byte(i)?).is_some_and(|d| d < round)
-            {
-                return self.resolve(index, Value::Win, round, true);
+            if hit(self, i)? {
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The mirror's distance byte of position `i` (this slice's when it is its own mirror).
@@ -233,19 +248,10 @@ impl Work {
     /// Whether every king move of `pos` reaches a position valued below `round` (rounds
     /// before this one are complete; this round's values do not count).
     fn all_replies_below(&mut self, pos: &Position, round: u32) -> Result<bool> {
-        generate_moves(pos, &mut self.moves);
-        let mut children = QuietChildren::default();
-        for k in 0..self.moves.len() {
-            let m = self.moves.as_slice()[k];
-            if converts(pos, &m) {
-                continue;
-            }
-            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            if decode(self.mirror_byte(i)?).is_none_or(|d| d >= round) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        let open = self.any_king_child(pos, |w, i| {
+            Ok(decode(w.mirror_byte(i)?).is_none_or(|d| d >= round))
+        })?;
+        Ok(!open)
     }
 
     /// Makes everything up to `next` durable: queue entries, then pages, then the record.

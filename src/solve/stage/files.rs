@@ -209,17 +209,7 @@ pub fn publish_mtc(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()
 /// Removes what an earlier attempt at the pair's moves to conversion left (work files,
 /// position queues, checkpoints): a pair whose rounds ran without `fsync` starts them again.
 pub fn discard_mtc_work(site: &Site, slices: &[Slice]) -> Result<()> {
-    for s in slices {
-        let path = site.mtc_work_file(s);
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(solve_err!("removing {}: {e}", path.display()));
-            }
-            _ => {}
-        }
-        let _ = std::fs::remove_dir_all(site.queue_dir(s));
-    }
-    remove_checkpoints(site, slices)
+    discard(site, slices, slices.iter().map(|s| site.mtc_work_file(s)))
 }
 
 /// Entries slice `s` queued in round `r` (the input of its mirror's round `r + 1`).
@@ -243,7 +233,20 @@ pub fn enter(site: &Site, slices: &[Slice], stage: Stage) -> Result<()> {
 /// again from nothing.
 pub fn discard_work(site: &Site, slices: &[Slice]) -> Result<()> {
     let files = slices.iter().map(|s| site.work_file(s));
-    for path in files.chain([super::record_path(site, slices)]) {
+    discard(
+        site,
+        slices,
+        files.chain([super::record_path(site, slices)]),
+    )
+}
+
+/// Removes `files` (those that exist) and the pair's position queues and checkpoints.
+fn discard(
+    site: &Site,
+    slices: &[Slice],
+    files: impl IntoIterator<Item = std::path::PathBuf>,
+) -> Result<()> {
+    for path in files {
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(solve_err!("removing {}: {e}", path.display()));
