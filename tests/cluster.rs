@@ -457,7 +457,13 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     );
     let summary = fixture::run(DBSTATUS, &site, &["--json", "summary"]);
     let summary: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
-    assert!(summary["retried"].as_u64().unwrap() >= 2, "{summary}");
+    // Two jobs retried, or one if host 1 happened to crash in the job host 2's reboot had
+    // sent back to the queue (then it holds both attempts).
+    let retried_jobs = if job == killed_job { 1 } else { 2 };
+    assert!(
+        summary["retried"].as_u64().unwrap() >= retried_jobs,
+        "{summary}"
+    );
     assert_eq!(summary["held"], 0);
 
     // Byte-identical to the in-process build.
