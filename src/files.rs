@@ -182,7 +182,7 @@ pub fn root_missing(err: &walkdir::Error) -> bool {
             .is_some_and(|e| e.kind() == io::ErrorKind::NotFound)
 }
 
-/// Removes the hidden copies `.<name>.<digits>` beside `path` last changed more than
+/// Removes the hidden copies `.<name>.<digits>` (or `.<name>.<pid>.<n>`) beside `path` last changed more than
 /// `older_than` ago: the temporaries of a copy that was killed before its rename (their
 /// writer may be another host's process, so age, not a pid, says they are dead).
 pub fn remove_stale_temporaries(path: &Path, older_than: std::time::Duration) {
@@ -195,9 +195,9 @@ pub fn remove_stale_temporaries(path: &Path, older_than: std::time::Duration) {
     };
     for e in entries.flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
-        let is_temp = file
-            .strip_prefix(&prefix)
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        let is_temp = file.strip_prefix(&prefix).is_some_and(|pid| {
+            !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        });
         // Only a temporary's age is asked for: over sshfs each is a round trip, and the
         // directory may hold thousands of files.
         let old = || {

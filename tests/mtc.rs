@@ -320,3 +320,54 @@ fn killed_mtc_jobs_of_the_runners_resume_to_identical_distances() {
     assert!(killed.iter().all(|j| j.phase == nowdb::solve::Phase::Mtc));
     assert!(rounds.contains(&1) && rounds.len() >= 3, "{rounds:?}");
 }
+
+/// The compressed distances are checked by `mtcver` jobs against their moves: a site built
+/// with `--mtc` has them verified; a distance changed in `solved/` and compressed again
+/// (one stored exactly, made 2 plies longer; one made short) fails the job, which names the
+/// position and both numbers.
+#[test]
+fn mtcver_finds_a_wrong_compressed_distance() {
+    use nowdb::solve::{Job, Phase, RunOptions, run_job};
+    let d = fixture::scratch("mtc", "mtcver");
+    copy_dir(reference(), &d);
+    let site = Site::new(&d);
+    let slice: Slice = ONLY.parse().unwrap();
+    for s in site.solved_slices().unwrap() {
+        assert!(nowdb::solve::stage::is_verified(&site, &s), "{s}");
+        assert!(d.join(format!("db/{s}.mtc")).exists(), "{s}");
+    }
+    let source = site.mtc_solved_file(&slice);
+    let original = std::fs::read(&source).unwrap();
+    let header = nowdb::solve::store::PAGE_BYTES;
+    let job = Job::whole(Phase::MtcVer, slice, 0);
+    let run = |bytes: &[u8]| {
+        std::fs::write(&source, bytes).unwrap();
+        std::fs::remove_file(d.join(format!("db/{slice}.mtc"))).unwrap();
+        nowdb::solve::database::mtc::build_mtc(&site, &slice).unwrap();
+        run_job(&site, &job, &RunOptions::default())
+    };
+    assert!(run(&original).is_ok());
+    let threshold = nowdb::db::mtc::THRESHOLD;
+    let far = (header..original.len())
+        .find(|&k| original[k] as u32 >= threshold + 5)
+        .expect("a distance above the threshold");
+    let i = far - header;
+    for (changed, says) in [
+        (
+            original[far] + 2,
+            format!("has {} plies stored", original[far] + 1),
+        ),
+        (3, format!("has fewer than {threshold} plies stored")),
+    ] {
+        let mut bytes = original.clone();
+        bytes[far] = changed;
+        let err = run(&bytes).expect_err("a wrong distance must fail mtcver");
+        let text = err.to_string();
+        assert!(text.contains(&format!("position {i} (")), "{text}");
+        assert!(text.contains(&says), "{text}");
+        assert!(
+            text.contains(&format!("its moves give {} plies", original[far] - 1)),
+            "{text}"
+        );
+    }
+}

@@ -195,6 +195,68 @@ fn every_distance_of_2_to_5_pieces_equals_what_its_moves_give() {
     assert_eq!(checked, 145_859_644);
 }
 
+/// The compressed distances of 2..5 (`db/<slice>.mtc`, built and checked by the build's
+/// `build` and `ver` jobs): every won or lost position reads back as the brute force's
+/// distance, "short" below the threshold; and the exact distance `dbprobe --play` derives
+/// for short ones by searching equals the brute force's on every 1009th valued position.
+#[test]
+fn every_compressed_distance_of_2_to_5_pieces_equals_the_brute_force() {
+    use nowdb::db::mtc::{MtcFile, Stored, THRESHOLD, mtc_path};
+    let b = both();
+    let db = nowdb::db::Database::open(&b.site.db_dir(), 64 << 20).unwrap();
+    let mut exact = nowdb::db::mtc_probe::ExactDistances::new();
+    let (mut checked, mut searched, mut bytes) = (0u64, 0u64, 0u64);
+    for slice in b.site.solved_slices().unwrap() {
+        assert!(
+            nowdb::solve::stage::is_verified(&b.site, &slice),
+            "{slice}: not verified"
+        );
+        let path = mtc_path(&b.site.db_dir(), &slice);
+        bytes += std::fs::metadata(&path).unwrap().len();
+        let file = MtcFile::open(&path, &slice).unwrap();
+        let ix = SliceIndex::new(slice);
+        let mut e = ix.enumerate_from(0);
+        file.for_each_run::<nowdb::db::DbError>(0, slice.count(), |stored, first, last| {
+            for i in first..last {
+                let pos = e.position();
+                assert_eq!(e.index(), i);
+                e.advance();
+                let Some(want) = b.distances.mtc(&b.brute, &pos) else {
+                    continue;
+                };
+                let want_stored = match want < THRESHOLD {
+                    true => Stored::Short,
+                    false => Stored::Plies(want),
+                };
+                assert_eq!(
+                    stored,
+                    want_stored,
+                    "{slice} index {i} ({}): brute force {want} plies",
+                    nowdb::notation::position_fen(&pos)
+                );
+                checked += 1;
+                if checked % 1009 == 0 {
+                    let value = db.probe(&pos).unwrap();
+                    let got = exact.plies(&db, &pos, value).unwrap();
+                    assert_eq!(got, Some(want), "{}", nowdb::notation::position_fen(&pos));
+                    searched += 1;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    // Won and lost positions of 2..5 (of 145,859,644).
+    assert!(checked > 100_000_000, "{checked}");
+    assert!(searched > 100_000, "{searched}");
+    let positions = 145_859_644f64;
+    eprintln!(
+        "2..5: {bytes} bytes of distances, {:.1} positions a byte; {searched} exact distances searched ({} positions)",
+        positions / bytes as f64,
+        exact.searched
+    );
+}
+
 #[test]
 fn win_loss_draw_counts_of_every_5_piece_slice_agree() {
     let b = both();

@@ -88,7 +88,7 @@ pub fn is_current(path: &Path) -> bool {
 }
 
 /// The bucket table of [`SliceFile::block_of`] for a block index over `count` positions.
-fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
+pub(super) fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
     let mut shift = 0;
     while (count - 1) >> shift >= 4 * index.len() as u64 {
         shift += 1;
@@ -108,7 +108,7 @@ fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
 
 /// The block of `index` holding position `i`, through the bucket table of [`block_buckets`].
 #[inline]
-fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
+pub(super) fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
     // The bucket of `i` names the blocks holding its first and last positions: usually the
     // same block (no search, the index is not read) or the next.
     let k = (i >> shift) as usize;

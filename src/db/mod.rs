@@ -22,6 +22,8 @@ pub mod decoded;
 mod default_code;
 pub mod error;
 pub mod format;
+pub mod mtc;
+pub mod mtc_probe;
 pub mod probe;
 pub mod removed;
 pub mod write;

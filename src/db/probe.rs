@@ -39,22 +39,22 @@ const RANK_PAIRS: usize = 8 * 8;
 
 /// The opened slices, found by arithmetic and without a lock: a probe only reads (slices
 /// are opened once, on first use, and stay open).
-struct SliceTable {
-    materials: Box<[OnceLock<RankRow>]>,
+pub(super) struct SliceTable<T = OpenSlice> {
+    materials: Box<[OnceLock<RankRow<T>>]>,
 }
 
 /// The slices of one material, by leading ranks.
-type RankRow = Box<[OnceLock<Box<OpenSlice>>]>;
+type RankRow<T> = Box<[OnceLock<Box<T>>]>;
 
-impl SliceTable {
-    fn new() -> SliceTable {
+impl<T> SliceTable<T> {
+    pub(super) fn new() -> SliceTable<T> {
         SliceTable {
             materials: (0..MATERIALS).map(|_| OnceLock::new()).collect(),
         }
     }
 
     #[inline]
-    fn slot(&self, s: &Slice) -> &OnceLock<Box<OpenSlice>> {
+    pub(super) fn slot(&self, s: &Slice) -> &OnceLock<Box<T>> {
         let m = s.material;
         let material =
             ((m.bk as usize * 13 + m.wk as usize) * 13 + m.bm as usize) * 13 + m.wm as usize;
@@ -78,14 +78,16 @@ pub enum Fetch {
 
 /// A compressed database directory (`<site>/db`), safe to share between threads.
 pub struct Database {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     open: SliceTable,
     /// Every slice the database will use is open ([`Database::open_slices`]): a slice not
     /// open is not there, and the directory is not looked at again.
     all_open: bool,
     /// Numbers the opened slices for the block cache's keys.
-    next_id: std::sync::atomic::AtomicU32,
-    cache: BlockCache,
+    pub(super) next_id: std::sync::atomic::AtomicU32,
+    pub(super) cache: BlockCache,
+    /// The compressed moves-to-conversion files opened so far ([`Database::probe_mtc`]).
+    pub(super) mtc: SliceTable<super::mtc_probe::OpenMtc>,
     /// Whole slices decoded for lookups that probe them often ([`Database::decoding`]).
     decoded: DecodedStore,
 }
@@ -225,6 +227,7 @@ impl Database {
             all_open: false,
             next_id: Default::default(),
             cache: BlockCache::new(cache_bytes),
+            mtc: SliceTable::new(),
             decoded: DecodedStore::new(0),
         })
     }
@@ -328,7 +331,7 @@ impl Database {
     /// the cache's hints, the table that finds them, and the index and decoding tables all
     /// slices share), in bytes.
     pub fn index_bytes(&self) -> usize {
-        let table = MATERIALS * std::mem::size_of::<OnceLock<RankRow>>()
+        let table = MATERIALS * std::mem::size_of::<OnceLock<RankRow<OpenSlice>>>()
             + self
                 .open
                 .materials

@@ -29,8 +29,8 @@ use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::machine::{self, Effect, Facts};
 use crate::solve::stage::{
-    Stage, below_verified, is_verified, mark_verified, mtc_done, publish_mtc, publish_pair,
-    que_input, reached, read_record, round_changes, verified_markers, write_record,
+    Stage, below_verified, has_distances, mark_mtc_verified, mark_verified, mtc_done, publish_mtc,
+    publish_pair, que_input, reached, read_record, round_changes, verified_markers, write_record,
 };
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::collections::HashMap;
@@ -60,6 +60,7 @@ fn stage_of(job: &Job) -> Stage {
         Phase::Build => Stage::Build,
         Phase::Ver => Stage::Ver,
         Phase::Mtc => Stage::Mtc(job.round),
+        Phase::MtcVer => Stage::MtcVer,
         // Runnable by its own rule (Readiness::runnable), whatever the stage.
         Phase::Pair => Stage::Cap,
     }
@@ -198,13 +199,20 @@ fn stage_complete(site: &Site, slices: &[Slice], stage: Stage) -> Result<bool> {
         Stage::NoIo(r) => done::is_complete(site, &machine::noio_slice(slices, r), Phase::NoIo, r),
         Stage::Que(r) => all(Phase::Que, r),
         Stage::Fill => all(Phase::Fill, 0),
-        // The last build job of a slice assembles its file.
+        // The last build job of a slice assembles its file (and the distances' when the
+        // slice has them).
         Stage::Build => Ok(slices
             .iter()
-            .all(|s| crate::db::probe::slice_path(&site.db_dir(), s).exists())),
+            .all(|s| crate::solve::stage::files::is_built(site, s))),
         // No work: the state machine moves on once the pairs below are verified.
         Stage::Built => Ok(true),
-        Stage::Ver => all(Phase::Ver, 0),
+        // A pair whose values were verified before its distances came (by another
+        // driver, or by jobs whose done records are gone) has nothing to check again.
+        Stage::Ver => Ok(all(Phase::Ver, 0)?
+            || slices
+                .iter()
+                .all(|s| crate::solve::stage::files::values_verified(site, s))),
+        Stage::MtcVer => all(Phase::MtcVer, 0),
         Stage::Mtc(r) => all(Phase::Mtc, r),
         _ => Ok(false),
     }
@@ -254,13 +262,13 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
             },
             looked: round_looked(site, &slices, stage)?,
             below_verified: stage == Stage::Built && below_verified(site, &pair),
-            built: matches!(stage, Stage::Fill | Stage::Mtc(_))
+            built: stage == Stage::Fill
                 && slices
                     .iter()
                     .all(|s| crate::solve::stage::files::is_built(site, s)),
             mtc: crate::solve::mtc::wanted(site),
             mtc_done: stage == Stage::Fill && mtc_done(site, &slices),
-            verified: matches!(stage, Stage::Mtc(_)) && slices.iter().all(|s| is_verified(site, s)),
+            distances: stage == Stage::Ver && slices.iter().all(|s| has_distances(site, s)),
             ..Facts::new(slices.len())
         };
         let t = machine::after(stage, &facts);
@@ -276,9 +284,20 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
                 mark_verified(site, &slices)?;
                 log(format!("verified {pair} in db/"));
             }
+            Some(Effect::MarkMtcVerified) => {
+                mark_mtc_verified(site, &slices)?;
+                log(format!("verified {pair}'s moves to conversion in db/"));
+            }
             Some(Effect::PublishMtc) => {
                 publish_mtc(site, &slices, false)?;
-                log(format!("published {pair}'s moves to conversion to solved/"));
+                // Compressed here, not by `build` jobs: the plan queued those with the
+                // values, and they may have run before the distances were there.
+                for s in &slices {
+                    crate::solve::database::mtc::build_mtc(site, s)?;
+                }
+                log(format!(
+                    "published {pair}'s moves to conversion to solved/ and db/"
+                ));
             }
             None => {}
         }
@@ -510,7 +529,9 @@ pub fn plan_lines(
             }
         }
         for w in machine::work(Stage::Ver, &slices, none, |_| false)? {
-            if !is_verified(site, &w.slice) && !phase_started(&w.slice, Phase::Ver) {
+            if !crate::solve::stage::files::values_verified(site, &w.slice)
+                && !phase_started(&w.slice, Phase::Ver)
+            {
                 add(w.phase, false, 1, w.slice);
             }
         }

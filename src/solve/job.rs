@@ -52,6 +52,9 @@ pub enum Phase {
     /// Moves to conversion of a solved pair: round 1 scans the slice, later rounds follow
     /// the mirror's last round back over king moves (`solve::mtc`).
     Mtc,
+    /// Check the compressed moves to conversion against their moves, read from the
+    /// database (after `ver`: the values they are checked with are verified).
+    MtcVer,
     /// All of the above for a small slice pair, in one job (`pair S` names the pair's first
     /// slice): below about 2 M positions a pair's work takes less time than the queue
     /// traffic of its thirty-odd phase jobs, above all over a network filesystem.
@@ -60,7 +63,7 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in pipeline order.
-    pub const ALL: [Phase; 10] = [
+    pub const ALL: [Phase; 11] = [
         Phase::Cap,
         Phase::WinMove,
         Phase::Lookup,
@@ -71,6 +74,7 @@ impl Phase {
         Phase::Ver,
         Phase::Pair,
         Phase::Mtc,
+        Phase::MtcVer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -85,6 +89,7 @@ impl Phase {
             Phase::Ver => "ver",
             Phase::Pair => "pair",
             Phase::Mtc => "mtc",
+            Phase::MtcVer => "mtcver",
         }
     }
 

@@ -235,15 +235,15 @@ fn run_stages(
             _ => 0,
         };
         // Read only where the machine uses it: each read is a round trip on a network site.
-        let leaving_values = matches!(stage, Stage::Fill | Stage::Mtc(_));
-        facts.built = leaving_values && slices.iter().all(built);
+        facts.built = stage == Stage::Fill && slices.iter().all(built);
         facts.mtc_done = stage == Stage::Fill && facts.mtc && mtc_done(site, slices);
-        facts.verified = matches!(stage, Stage::Mtc(_))
-            && slices.iter().all(|s| super::stage::is_verified(site, s));
+        facts.distances =
+            stage == Stage::Ver && slices.iter().all(|s| super::stage::has_distances(work, s));
         let t = super::stage::machine::after(stage, &facts);
         match t.effect {
             Some(Effect::Publish) => publish_pair(work, slices, true)?,
             Some(Effect::MarkVerified) => mark_verified(site, slices)?,
+            Some(Effect::MarkMtcVerified) => super::stage::mark_mtc_verified(site, slices)?,
             Some(Effect::PublishMtc) => publish_mtc(work, slices, true)?,
             None => {}
         }

@@ -514,7 +514,9 @@ impl Clock<'_> {
 pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     job.validate()?;
     match job.phase {
-        Phase::Build | Phase::Ver => return super::database::build::run_db_job(site, job, opts),
+        Phase::Build | Phase::Ver | Phase::MtcVer => {
+            return super::database::build::run_db_job(site, job, opts);
+        }
         Phase::Pair => return super::pair_job::run_pair(site, job, opts),
         Phase::Mtc => return super::mtc::phase::run_mtc_job(site, job, opts),
         _ => {}
@@ -552,7 +554,9 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             check_resume(job, start, 0, items.len() as u64)?;
             scan_queue(site, &mut w, &mut clock, &items, start)?
         }
-        Phase::Build | Phase::Ver | Phase::Pair | Phase::Mtc => unreachable!("returned above"),
+        Phase::Build | Phase::Ver | Phase::Pair | Phase::Mtc | Phase::MtcVer => {
+            unreachable!("returned above")
+        }
     };
     Outcome::after_scan(end, w.stats, || w.checkpoint(site, u64::MAX, true))
 }

@@ -140,6 +140,12 @@ fn open_checked(
     Ok(file)
 }
 
+/// Opens a finished work file of `bits` per position for reading, its header and length
+/// checked.
+pub fn open_work_file(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::Result<File> {
+    open_checked(path, slice, count, bits, false)
+}
+
 /// Reads all values of a finished work file (checked like [`PageCache::open_read`]).
 pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<Vec<u8>> {
     read_bits(path, slice, count, VALUE_BITS)

@@ -29,7 +29,7 @@ const PART_MAGIC_2: &[u8; 8] = b"NOWDBPT2";
 const PART_MAGIC_1: &[u8; 8] = b"NOWDBPT1";
 
 /// A temporary file name no other process or thread uses at the same time.
-fn unique_tmp(dir: &Path, stem: &str) -> PathBuf {
+pub(super) fn unique_tmp(dir: &Path, stem: &str) -> PathBuf {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let k = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     dir.join(format!(".{stem}.{}.{k}", std::process::id()))
@@ -42,14 +42,22 @@ pub(super) const STOP_CHECK: u64 = 1 << 16;
 pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     match job.phase {
         Phase::Build => build_range(site, job, opts),
-        Phase::Ver => {
+        Phase::Ver | Phase::MtcVer => {
             let db = match &opts.database {
                 Some(db) => db.clone(),
                 None => Arc::new(
                     Database::open(&site.db_dir(), 64 << 20)?.decoding(decode_budget(opts, 1)),
                 ),
             };
-            super::ver::verify_range(&db, job, opts)
+            match job.phase {
+                // Values checked before (a pair whose distances came later goes through
+                // `ver` again on its way to `mtcver`).
+                Phase::Ver if crate::solve::stage::files::values_verified(site, &job.slice) => {
+                    Ok(Outcome::Done(PhaseStats::default()))
+                }
+                Phase::Ver => super::ver::verify_range(&db, job, opts),
+                _ => super::mtc::verify_mtc_range(&db, job, opts),
+            }
         }
         _ => unreachable!("not a database phase: {}", job.phase),
     }
@@ -108,6 +116,8 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
         ..Default::default()
     };
     if is_current(&final_path) {
+        // A pair whose distances came after its values were built.
+        super::mtc::build_mtc(site, &slice)?;
         return Ok(Outcome::Done(stats));
     }
     let solved = match &opts.solved {
@@ -136,6 +146,11 @@ fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     } else {
         write_part(site, job, &runs)?;
         assemble(site, &slice)?;
+    }
+    // Whichever job published the value file writes the distances' (a job killed between
+    // the two runs again and finds the value file current).
+    if is_current(&final_path) {
+        super::mtc::build_mtc(site, &slice)?;
     }
     Ok(Outcome::Done(stats))
 }

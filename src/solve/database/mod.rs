@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod check;
+pub mod mtc;
 pub mod report;
 pub mod ship;
 pub mod ver;

@@ -12,12 +12,12 @@
 use super::disk::DiskNeeds;
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::solved::SolvedStore;
-use super::stage::files::{enter as enter_files, is_built};
+use super::stage::files::{enter as enter_files, has_distances, is_built};
 use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
-    Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish, is_verified,
-    mark_verified, mtc_done, mtc_pending, publish_mtc, publish_pair, que_input, reached,
-    read_record, round_changes, write_record,
+    Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
+    mark_mtc_verified, mark_verified, mtc_done, mtc_pending, publish_mtc, publish_pair, que_input,
+    reached, read_record, round_changes, write_record,
 };
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
@@ -257,12 +257,12 @@ impl Builder<'_> {
             verify: self.opts.verify,
             database: self.opts.database,
             below_verified: st.deps.iter().all(|&d| sh.pairs[d].stage == Stage::Done),
-            built: matches!(st.stage, Stage::Fill | Stage::Verify | Stage::Mtc(_))
+            built: matches!(st.stage, Stage::Fill | Stage::Verify)
                 && st.slices.iter().all(|s| is_built(self.site, s)),
             mtc: crate::solve::mtc::wanted(self.site),
             mtc_done: mtc_done(self.site, &st.slices),
-            verified: matches!(st.stage, Stage::Mtc(_))
-                && st.slices.iter().all(|s| is_verified(self.site, s)),
+            distances: st.stage == Stage::Ver
+                && st.slices.iter().all(|s| has_distances(self.site, s)),
         })
     }
 
@@ -286,6 +286,9 @@ impl Builder<'_> {
                 match t.effect {
                     Some(Effect::Publish) => self.publish(sh, p)?,
                     Some(Effect::MarkVerified) => mark_verified(self.site, &sh.pairs[p].slices)?,
+                    Some(Effect::MarkMtcVerified) => {
+                        mark_mtc_verified(self.site, &sh.pairs[p].slices)?
+                    }
                     Some(Effect::PublishMtc) => {
                         let slices = &sh.pairs[p].slices;
                         publish_mtc(self.site, slices, self.is_small(slices))?;

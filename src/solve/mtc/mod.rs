@@ -30,10 +30,9 @@ pub mod verify;
 
 use super::store::{self, MTC_BITS};
 use super::{Result, Site};
-use crate::board::Move;
 use crate::slice::Slice;
 use crate::slice::index::SliceIndex;
-use crate::{Position, solve_err};
+use crate::solve_err;
 
 /// The most plies a value can hold (a byte holds plies + 1; 0 is "none").
 pub const MAX_PLIES: u32 = 254;
@@ -51,12 +50,7 @@ pub fn decode(byte: u8) -> Option<u32> {
     (byte != 0).then(|| byte as u32 - 1)
 }
 
-/// Whether `m` converts: a capture or a move of a man (a crowning included). Only a king's
-/// plain move does not.
-#[inline]
-pub fn converts(pos: &Position, m: &Move) -> bool {
-    m.captures != 0 || pos.kings & (1 << m.from) == 0
-}
+pub use crate::db::mtc_probe::converts;
 
 /// Whether the site builds moves-to-conversion values beside win/loss/draw (its marker
 /// `work/mtc`, written by `addq p plan --mtc` and `jobrunner build-local --mtc`).

@@ -141,25 +141,59 @@ pub fn verified_markers(site: &Site, s: &Slice) -> [std::path::PathBuf; 2] {
     [verified_marker(site, s), old_verified_marker(site, s)]
 }
 
-/// Whether `ver` checked slice `s`'s compressed file (of the current format).
-pub fn is_verified(site: &Site, s: &Slice) -> bool {
+/// The marker of a slice whose compressed moves to conversion `ver` checked.
+pub fn mtc_verified_marker(site: &Site, s: &Slice) -> std::path::PathBuf {
+    let version = crate::db::mtc::MTC_VERSION;
+    verified_dir(site).join(format!("{s}.mtc.v{version}"))
+}
+
+/// Whether `ver` checked slice `s`'s compressed values (of the current format).
+pub fn values_verified(site: &Site, s: &Slice) -> bool {
     verified_markers(site, s).iter().any(|m| m.exists())
 }
 
-/// Writes the verified markers of the slices.
+/// Whether slice `s` has moves to conversion in `solved/`, which its database then holds.
+pub fn has_distances(site: &Site, s: &Slice) -> bool {
+    site.mtc_solved_file(s).exists()
+}
+
+/// Whether `ver` checked slice `s`'s compressed files (of the current format): the values,
+/// and the moves to conversion when the slice has them.
+pub fn is_verified(site: &Site, s: &Slice) -> bool {
+    values_verified(site, s) && (!has_distances(site, s) || mtc_verified_marker(site, s).exists())
+}
+
+/// Writes the verified markers of the slices' values.
 pub fn mark_verified(site: &Site, slices: &[Slice]) -> Result<()> {
+    write_markers(site, slices, verified_marker)
+}
+
+/// Writes the verified markers of the slices' moves to conversion.
+pub fn mark_mtc_verified(site: &Site, slices: &[Slice]) -> Result<()> {
+    write_markers(site, slices, mtc_verified_marker)
+}
+
+fn write_markers(
+    site: &Site,
+    slices: &[Slice],
+    marker: fn(&Site, &Slice) -> std::path::PathBuf,
+) -> Result<()> {
     let dir = verified_dir(site);
     std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
     for s in slices {
-        let marker = verified_marker(site, s);
-        std::fs::write(&marker, "").map_err(|e| solve_err!("{}: {e}", marker.display()))?;
+        let m = marker(site, s);
+        std::fs::write(&m, "").map_err(|e| solve_err!("{}: {e}", m.display()))?;
     }
     Ok(())
 }
 
-/// Whether slice `s` has a file in `db/` of the current format (its `build` is done).
+/// Whether slice `s` has a file in `db/` of the current format (its `build` is done), and
+/// one of its moves to conversion when it has them.
 pub fn is_built(site: &Site, s: &Slice) -> bool {
-    crate::db::format::is_current(&crate::db::probe::slice_path(&site.db_dir(), s))
+    let db = site.db_dir();
+    crate::db::format::is_current(&crate::db::probe::slice_path(&db, s))
+        && (!has_distances(site, s)
+            || crate::db::mtc::is_current(&crate::db::mtc::mtc_path(&db, s)))
 }
 
 /// Where a published pair goes next: compressing, checking, or nothing left to do.
@@ -260,11 +294,12 @@ fn discard(
     remove_checkpoints(site, slices)
 }
 
-/// Whether every pair below `pair` is verified in `db/` (`ver` reads their files).
+/// Whether every pair below `pair` has its values verified in `db/` (`ver` reads their
+/// files; the distances of a pair need only the values below it).
 pub fn below_verified(site: &Site, pair: &SlicePair) -> bool {
     pair.dependencies()
         .iter()
-        .all(|d| d.slices().iter().all(|s| is_verified(site, s)))
+        .all(|d| d.slices().iter().all(|s| values_verified(site, s)))
 }
 
 #[cfg(test)]

@@ -56,9 +56,8 @@ pub struct Facts {
     pub mtc: bool,
     /// Every slice of the pair has its moves to conversion in `solved/`.
     pub mtc_done: bool,
-    /// Every slice of the pair is verified in `db/` already (a finished pair whose moves
-    /// to conversion were added later).
-    pub verified: bool,
+    /// The pair has moves to conversion (in `solved/`), which its database then holds.
+    pub distances: bool,
 }
 
 impl Facts {
@@ -75,7 +74,7 @@ impl Facts {
             built: false,
             mtc: false,
             mtc_done: false,
-            verified: false,
+            distances: false,
         }
     }
 }
@@ -87,6 +86,8 @@ pub enum Effect {
     Publish,
     /// Write the slices' verified markers.
     MarkVerified,
+    /// Write the markers of the slices' checked moves to conversion.
+    MarkMtcVerified,
     /// Move both slices' moves to conversion to `solved/`.
     PublishMtc,
 }
@@ -121,7 +122,6 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
     let database = |built: bool| match (f.database, built) {
         (false, _) => Stage::Done,
         (true, false) => Stage::Build,
-        (true, true) if f.verified => Stage::Done,
         (true, true) => Stage::Built,
     };
     // Once the values are final: moves to conversion first, when the site builds them.
@@ -144,10 +144,12 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
         },
         Stage::Verify => to(solved(f.built)),
         // A round that queues nothing on either slice ends the search (round 1 too: every
-        // later distance descends from a distance of 1).
+        // later distance descends from a distance of 1). The distances go into the database
+        // too: `build` writes their compressed files (and leaves current value files as
+        // they are), `ver` checks them.
         Stage::Mtc(_) if f.changed == 0 => Transition {
             effect: Some(Effect::PublishMtc),
-            next: database(f.built),
+            next: database(false),
         },
         Stage::Mtc(r) => to(Stage::Mtc(r + 1)),
         Stage::Build => to(Stage::Built),
@@ -155,6 +157,13 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
         Stage::Built => to(Stage::Built),
         Stage::Ver => Transition {
             effect: Some(Effect::MarkVerified),
+            next: match f.distances {
+                true => Stage::MtcVer,
+                false => Stage::Done,
+            },
+        },
+        Stage::MtcVer => Transition {
+            effect: Some(Effect::MarkMtcVerified),
             next: Stage::Done,
         },
     }
@@ -226,6 +235,7 @@ pub fn work<E>(
         Stage::Fill => each(Phase::Fill).collect(),
         Stage::Build => each(Phase::Build).filter(|w| !built(&w.slice)).collect(),
         Stage::Ver => each(Phase::Ver).collect(),
+        Stage::MtcVer => each(Phase::MtcVer).collect(),
         Stage::NoIo(pass) => vec![Work {
             phase: Phase::NoIo,
             slice: noio_slice(slices, pass),
@@ -378,13 +388,10 @@ mod tests {
             ..f
         };
         assert_eq!(after(Stage::Fill, &done).next, Stage::Build);
-        // A verified pair whose moves to conversion came later is done again at once.
-        let verified = Facts {
-            built: true,
-            verified: true,
-            ..f
-        };
-        assert_eq!(after(Stage::Mtc(3), &verified).next, Stage::Done);
+        // A verified pair whose moves to conversion came later is built and checked again
+        // (for the distances' files).
+        let verified = Facts { built: true, ..f };
+        assert_eq!(after(Stage::Mtc(3), &verified).next, Stage::Build);
         let pair = [
             "2211.01".parse::<Slice>().unwrap(),
             "2211.10".parse::<Slice>().unwrap(),

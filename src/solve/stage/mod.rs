@@ -12,8 +12,9 @@ pub mod machine;
 
 pub use files::{
     below_verified, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
-    is_verified, mark_verified, mtc_done, mtc_pending, publish_mtc, publish_pair, que_input,
-    remove_checkpoints, round_changes, solved_stage, verified_marker, verified_markers,
+    has_distances, is_verified, mark_mtc_verified, mark_verified, mtc_done, mtc_pending,
+    publish_mtc, publish_pair, que_input, remove_checkpoints, round_changes, solved_stage,
+    verified_marker, verified_markers,
 };
 pub use machine::{Effect, Facts, Transition, noio_slice};
 
@@ -39,6 +40,8 @@ pub enum Stage {
     /// Built, waiting for the pairs below to be verified before `ver`.
     Built,
     Ver,
+    /// Verified; checking the compressed moves to conversion (when the pair has them).
+    MtcVer,
     Done,
 }
 
@@ -58,6 +61,7 @@ impl Stage {
             Stage::Build => "build".into(),
             Stage::Built => "built".into(),
             Stage::Ver => "ver".into(),
+            Stage::MtcVer => "mtcver".into(),
             Stage::Done => "done".into(),
         }
     }
@@ -82,6 +86,7 @@ impl Stage {
             (["build"], _) => Stage::Build,
             (["built"], _) => Stage::Built,
             (["ver"], _) => Stage::Ver,
+            (["mtcver"], _) => Stage::MtcVer,
             (["done"], _) => Stage::Done,
             _ => return None,
         })
@@ -101,7 +106,8 @@ impl Stage {
             Stage::Build => (8, 0),
             Stage::Built => (9, 0),
             Stage::Ver => (10, 0),
-            Stage::Done => (11, 0),
+            Stage::MtcVer => (11, 0),
+            Stage::Done => (12, 0),
         }
     }
 }

@@ -1,0 +1,546 @@
+//! The compressed moves-to-conversion file of a slice, `db/<slice>.mtc` (docs/FORMAT.md,
+//! "The compressed MTC file"): the distances of the won and lost positions from
+//! [`THRESHOLD`] plies up, exactly; below it only "short". Draws are free to take any
+//! value (the win/loss/draw file says which positions are draws), so runs continue
+//! through them. Same container as a `.ndb` file (header, CRC, block index, 1 KiB blocks
+//! each with its CRC); the blocks hold byte-coded runs.
+
+use super::crc32::{Crc32, crc32};
+use super::error::{DbError, ReadAt, Result};
+use super::format::{BLOCK_BYTES, Block, block_buckets, find_block};
+use crate::slice::Slice;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+pub const MTC_MAGIC: &[u8; 8] = b"NOWDBMC\0";
+pub const MTC_VERSION: u32 = 1;
+/// Distances below this many plies are stored as "short" (KingsRow's `MTC_THRESHOLD`, and
+/// the measured sweet spot: 2..6 at 10 plies takes 115.6 positions a byte, at 8 78.6, at
+/// 12 165.4; docs/PERFORMANCE.md).
+pub const THRESHOLD: u32 = 10;
+/// The header before its CRC.
+const FIXED_HEADER: usize = 48;
+/// A block's CRC, then its runs.
+const BLOCK_HEAD: usize = 4;
+/// The symbol byte of "short".
+const SHORT: u8 = 0;
+
+/// A stored distance: what a file says of a position that is won or lost (a draw's is
+/// meaningless).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Fewer plies than the file's threshold (0 included: no move at all).
+    Short,
+    /// Exactly this many plies (at least the threshold).
+    Plies(u32),
+}
+
+fn symbol_of(plies: u32, threshold: u32) -> u8 {
+    if plies < threshold {
+        SHORT
+    } else {
+        (plies - threshold + 1) as u8
+    }
+}
+
+fn stored_of(symbol: u8, threshold: u32) -> Stored {
+    match symbol {
+        SHORT => Stored::Short,
+        s => Stored::Plies(threshold + s as u32 - 1),
+    }
+}
+
+/// Whether `path` is a compressed MTC file of this version (by its first bytes;
+/// [`MtcFile::open`] checks the rest).
+pub fn is_current(path: &Path) -> bool {
+    let mut head = [0u8; 12];
+    File::open(path)
+        .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut head, 0))
+        .is_ok_and(|_| &head[..8] == MTC_MAGIC && head[8..12] == MTC_VERSION.to_le_bytes())
+}
+
+/// `db/<slice>.mtc` of the database directory `dir`.
+pub fn mtc_path(dir: &Path, slice: &Slice) -> PathBuf {
+    dir.join(format!("{slice}.mtc"))
+}
+
+/// Codes the distances of `slice` (one work-file byte per position in index order, as
+/// `solved/<slice>.mtc` holds them: 0 a draw, `d + 1` a distance `d`) into the bytes of
+/// its compressed file; `None` when the distances are not one per position.
+pub fn code_mtc(slice: &Slice, distances: impl IntoIterator<Item = u8>) -> Option<Vec<u8>> {
+    let threshold = THRESHOLD;
+    let mut w = BlockWriter::default();
+    // The current run: its symbol (None while only draws were seen), start and length.
+    let (mut symbol, mut start, mut len) = (None::<u8>, 0u64, 0u64);
+    let mut count = 0u64;
+    for byte in distances {
+        count += 1;
+        if byte != 0 {
+            let s = symbol_of(byte as u32 - 1, threshold);
+            match symbol {
+                None => symbol = Some(s),
+                Some(cur) if cur != s => {
+                    w.run(start, cur, len);
+                    (symbol, start, len) = (Some(s), start + len, 0);
+                }
+                Some(_) => {}
+            }
+        }
+        len += 1;
+    }
+    if count != slice.count() {
+        return None;
+    }
+    w.run(start, symbol.unwrap_or(SHORT), len);
+    Some(w.finish(slice, count, threshold))
+}
+
+/// Blocks filled with runs, each starting a new block when the next run does not fit.
+#[derive(Default)]
+struct BlockWriter {
+    index: Vec<u64>,
+    blocks: Vec<Vec<u8>>,
+}
+
+impl BlockWriter {
+    fn run(&mut self, start: u64, symbol: u8, len: u64) {
+        let mut run = vec![symbol];
+        let mut rest = len - 1;
+        loop {
+            let low = (rest & 0x7f) as u8;
+            rest >>= 7;
+            if rest == 0 {
+                run.push(low);
+                break;
+            }
+            run.push(low | 0x80);
+        }
+        if self
+            .blocks
+            .last()
+            .is_none_or(|b| b.len() + run.len() > BLOCK_BYTES)
+        {
+            self.index.push(start);
+            self.blocks.push(vec![0; BLOCK_HEAD]);
+        }
+        self.blocks.last_mut().unwrap().extend_from_slice(&run);
+    }
+
+    fn finish(mut self, slice: &Slice, count: u64, threshold: u32) -> Vec<u8> {
+        let last = self.blocks.len() - 1;
+        for (k, b) in self.blocks.iter_mut().enumerate() {
+            // Every block but the last is padded with zeros to its full length (a reader
+            // stops at the block's last position, before the padding).
+            if k < last {
+                b.resize(BLOCK_BYTES, 0);
+            }
+            let crc = crc32(&b[BLOCK_HEAD..]);
+            b[..4].copy_from_slice(&crc.to_le_bytes());
+        }
+        let mut out = Vec::with_capacity(FIXED_HEADER + 4 + self.index.len() * (8 + BLOCK_BYTES));
+        out.extend_from_slice(MTC_MAGIC);
+        out.extend_from_slice(&MTC_VERSION.to_le_bytes());
+        out.extend_from_slice(&(threshold as u16).to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        let mut name = [0u8; 16];
+        let s = slice.to_string();
+        name[..s.len()].copy_from_slice(s.as_bytes());
+        out.extend_from_slice(&name);
+        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(&(self.blocks.len() as u32).to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        let last_len = self.blocks.last().map_or(0, |b| b.len());
+        out.extend_from_slice(&(last_len as u16).to_le_bytes());
+        let index: Vec<u8> = self.index.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let mut crc = Crc32::default();
+        crc.update(&out);
+        crc.update(&index);
+        out.extend_from_slice(&crc.finish().to_le_bytes());
+        out.extend_from_slice(&index);
+        for b in &self.blocks {
+            out.extend_from_slice(b);
+        }
+        out
+    }
+}
+
+/// An open compressed MTC file: header checked, block index in memory.
+pub struct MtcFile {
+    pub path: PathBuf,
+    pub slice: Slice,
+    pub count: u64,
+    pub threshold: u32,
+    bytes: Box<dyn ReadAt>,
+    index: Vec<u64>,
+    blocks_at: u64,
+    last_len: usize,
+    buckets: Vec<u32>,
+    bucket_shift: u32,
+}
+
+impl MtcFile {
+    /// Opens `path`, which must hold the distances of `slice`.
+    pub fn open(path: &Path, slice: &Slice) -> Result<MtcFile> {
+        let file = File::open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                DbError::Missing(format!(
+                    "{}: missing moves to conversion of slice {slice} (build them with --mtc)",
+                    path.display()
+                ))
+            } else {
+                DbError::io(path, "opening", e)
+            }
+        })?;
+        MtcFile::from_reader(path, slice, Box::new(file))
+    }
+
+    /// Reads the file held in `bytes` (`path` names it in errors).
+    pub fn from_bytes(path: &Path, slice: &Slice, bytes: Vec<u8>) -> Result<MtcFile> {
+        MtcFile::from_reader(path, slice, Box::new(bytes))
+    }
+
+    fn from_reader(path: &Path, slice: &Slice, bytes: Box<dyn ReadAt>) -> Result<MtcFile> {
+        let bad = |what: String| DbError::format(path, what);
+        let len = bytes
+            .size()
+            .map_err(|e| DbError::io(path, "reading its size", e))?;
+        if len < FIXED_HEADER as u64 + 4 {
+            return Err(bad(format!(
+                "truncated: {len} bytes, shorter than the header"
+            )));
+        }
+        let mut header = [0u8; FIXED_HEADER];
+        bytes
+            .read_exact_at(&mut header, 0)
+            .map_err(|e| DbError::io(path, "reading the header", e))?;
+        if &header[0..8] != MTC_MAGIC {
+            return Err(bad(
+                "not a nowdb moves-to-conversion file (bad magic)".into()
+            ));
+        }
+        let u16_at = |o: usize| u16::from_le_bytes([header[o], header[o + 1]]);
+        let u32_at = |o: usize| u32::from_le_bytes(header[o..o + 4].try_into().unwrap());
+        let version = u32_at(8);
+        if version != MTC_VERSION {
+            return Err(bad(format!(
+                "moves-to-conversion format version {version}; this nowdb reads version {MTC_VERSION}"
+            )));
+        }
+        let threshold = u16_at(12) as u32;
+        if !(1..=254).contains(&threshold) {
+            return Err(bad(format!("bad header: threshold {threshold}")));
+        }
+        let name_end = header[16..32].iter().position(|&b| b == 0).unwrap_or(16);
+        let name = String::from_utf8_lossy(&header[16..16 + name_end]);
+        if name != slice.to_string() {
+            return Err(bad(format!("holds slice {name}, expected {slice}")));
+        }
+        let count = u64::from_le_bytes(header[32..40].try_into().unwrap());
+        if count != slice.count() {
+            return Err(bad(format!(
+                "{count} positions, but slice {slice} has {}",
+                slice.count()
+            )));
+        }
+        let blocks = u32_at(40) as u64;
+        let last_len = u16_at(46) as usize;
+        if blocks == 0 || !(BLOCK_HEAD + 2..=BLOCK_BYTES).contains(&last_len) {
+            return Err(bad(format!(
+                "bad header: {blocks} blocks, last block of {last_len} bytes"
+            )));
+        }
+        let blocks_at = FIXED_HEADER as u64 + 4 + 8 * blocks;
+        let expected = blocks_at + (blocks - 1) * BLOCK_BYTES as u64 + last_len as u64;
+        if len != expected {
+            return Err(bad(format!(
+                "truncated or padded: {len} bytes, the header says {expected}"
+            )));
+        }
+        let mut rest = vec![0u8; 4 + blocks as usize * 8];
+        bytes
+            .read_exact_at(&mut rest, FIXED_HEADER as u64)
+            .map_err(|e| DbError::io(path, "reading the block index", e))?;
+        let mut crc = Crc32::default();
+        crc.update(&header);
+        crc.update(&rest[4..]);
+        if crc.finish() != u32::from_le_bytes(rest[0..4].try_into().unwrap()) {
+            return Err(DbError::corrupt(
+                path,
+                "CRC error in the header or block index",
+            ));
+        }
+        let index: Vec<u64> = rest[4..]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let increasing = index.windows(2).all(|w| w[0] < w[1]);
+        if index.first() != Some(&0) || !increasing || index.last().is_some_and(|&l| l >= count) {
+            return Err(bad(
+                "block index is not increasing from 0 within the slice".into()
+            ));
+        }
+        let (buckets, bucket_shift) = block_buckets(&index, count);
+        Ok(MtcFile {
+            path: path.to_path_buf(),
+            slice: *slice,
+            count,
+            threshold,
+            bytes,
+            index,
+            blocks_at,
+            last_len,
+            buckets,
+            bucket_shift,
+        })
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The memory this open file takes beside the struct itself, in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.index.capacity() * 8 + self.buckets.capacity() * 4 + self.path.as_os_str().len()
+    }
+
+    /// The block holding position `i`.
+    #[inline]
+    pub fn block_of(&self, i: u64) -> usize {
+        find_block(&self.index, &self.buckets, self.bucket_shift, i)
+    }
+
+    fn block_len(&self, b: usize) -> usize {
+        if b + 1 == self.index.len() {
+            self.last_len
+        } else {
+            BLOCK_BYTES
+        }
+    }
+
+    /// Reads block `b` and checks its CRC.
+    pub fn read_block(&self, b: usize) -> Result<Box<Block>> {
+        let mut block = Box::new(Block {
+            bytes: [0u8; BLOCK_BYTES + 8],
+            first: self.index[b],
+        });
+        let len = self.block_len(b);
+        let offset = self.blocks_at + (b * BLOCK_BYTES) as u64;
+        self.bytes
+            .read_exact_at(&mut block.bytes[..len], offset)
+            .map_err(|e| DbError::io(&self.path, format!("block {b}"), e))?;
+        let stored = u32::from_le_bytes(block.bytes[0..4].try_into().unwrap());
+        if crc32(&block.bytes[BLOCK_HEAD..len]) != stored {
+            return Err(DbError::corrupt(
+                &self.path,
+                format!(
+                    "CRC error in block {b} (file bytes {offset}..{})",
+                    offset + len as u64
+                ),
+            ));
+        }
+        Ok(block)
+    }
+
+    /// The stored distance of position `i` in block `b` (read by [`MtcFile::read_block`]),
+    /// and the positions `[first, end)` of its run.
+    #[inline]
+    pub fn run_in_block(&self, block: &Block, b: usize, i: u64) -> Result<(Stored, u64, u64)> {
+        let mut runs = Runs {
+            bytes: &block.bytes[BLOCK_HEAD..self.block_len(b)],
+            at: 0,
+            first: block.first,
+        };
+        loop {
+            let Some((symbol, first, end)) = runs.next_run() else {
+                return Err(DbError::corrupt(
+                    &self.path,
+                    format!("block {b} ends before position {i}"),
+                ));
+            };
+            if i < end {
+                return Ok((stored_of(symbol, self.threshold), first, end));
+            }
+        }
+    }
+
+    /// The stored distance of position `i`, read from the disk (no cache: for checks and
+    /// tests; probes go through [`super::Database::probe_mtc`]).
+    pub fn get(&self, i: u64) -> Result<Stored> {
+        let b = self.block_of(i);
+        Ok(self.run_in_block(&*self.read_block(b)?, b, i)?.0)
+    }
+
+    /// The runs over positions `[first, last)`, in order and cut to that range:
+    /// `f(stored, from, to)`; an error if the runs of a block read do not cover it exactly.
+    pub fn for_each_run<E: From<DbError>>(
+        &self,
+        first: u64,
+        last: u64,
+        mut f: impl FnMut(Stored, u64, u64) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        if first >= last {
+            return Ok(());
+        }
+        for b in self.block_of(first)..self.blocks() {
+            let block = self.read_block(b)?;
+            if block.first >= last {
+                break;
+            }
+            let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+            let mut runs = Runs {
+                bytes: &block.bytes[BLOCK_HEAD..self.block_len(b)],
+                at: 0,
+                first: block.first,
+            };
+            let mut at = block.first;
+            while at < end
+                && let Some((symbol, from, to)) = runs.next_run()
+                && to <= end
+            {
+                at = to;
+                if to > first && from < last {
+                    f(
+                        stored_of(symbol, self.threshold),
+                        from.max(first),
+                        to.min(last),
+                    )?;
+                }
+            }
+            if at != end || runs.bytes[runs.at..].iter().any(|&b| b != 0) {
+                return Err(DbError::corrupt(
+                    &self.path,
+                    format!("block {b}'s runs do not cover its positions"),
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The runs of one block's payload.
+struct Runs<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    first: u64,
+}
+
+impl Runs<'_> {
+    /// The next run: its symbol and positions `[first, end)`; `None` at the payload's end
+    /// or on a truncated length.
+    #[inline(always)]
+    fn next_run(&mut self) -> Option<(u8, u64, u64)> {
+        let symbol = *self.bytes.get(self.at)?;
+        let mut len = 0u64;
+        let mut shift = 0;
+        let mut k = self.at + 1;
+        loop {
+            let byte = *self.bytes.get(k)?;
+            k += 1;
+            len |= ((byte & 0x7f) as u64) << shift;
+            if byte & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+            if shift > 63 {
+                return None;
+            }
+        }
+        self.at = k;
+        let first = self.first;
+        self.first += len + 1;
+        Some((symbol, first, self.first))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice() -> Slice {
+        "0011.00".parse().unwrap()
+    }
+
+    fn distances(n: u64, f: impl Fn(u64) -> u8) -> Vec<u8> {
+        (0..n).map(f).collect()
+    }
+
+    fn check(bytes: &[u8]) -> MtcFile {
+        let s = slice();
+        let coded = code_mtc(&s, bytes.iter().copied()).unwrap();
+        let file = MtcFile::from_bytes(Path::new("t.mtc"), &s, coded).unwrap();
+        for (i, &b) in bytes.iter().enumerate() {
+            if b != 0 {
+                let want = match b as u32 - 1 {
+                    d if d < THRESHOLD => Stored::Short,
+                    d => Stored::Plies(d),
+                };
+                assert_eq!(file.get(i as u64).unwrap(), want, "position {i}");
+            }
+        }
+        let mut n = 0;
+        file.for_each_run::<DbError>(0, s.count(), |_, first, end| {
+            assert_eq!(first, n);
+            n = end;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, s.count());
+        file
+    }
+
+    #[test]
+    fn every_cared_distance_reads_back_and_draws_continue_runs() {
+        let n = slice().count();
+        // Draws between equal symbols take no run of their own.
+        let f = check(&distances(n, |i| [0, 3, 0, 3, 12][(i % 5) as usize]));
+        assert!(f.blocks() >= 1);
+        check(&distances(n, |i| (i * 7 % 40) as u8));
+        check(&distances(n, |_| 0));
+        check(&distances(n, |i| if i == n - 1 { 255 } else { 0 }));
+    }
+
+    #[test]
+    fn many_runs_fill_many_blocks() {
+        // Alternating short and long: two bytes a position, several blocks.
+        let s: Slice = "2200.--".parse().unwrap();
+        let n = s.count();
+        let bytes = distances(n, |i| if i % 2 == 0 { 2 } else { 20 + (i % 3) as u8 });
+        let coded = code_mtc(&s, bytes.iter().copied()).unwrap();
+        assert!(code_mtc(&s, bytes[1..].iter().copied()).is_none());
+        let file = MtcFile::from_bytes(Path::new("t.mtc"), &s, coded).unwrap();
+        assert!(file.blocks() > 1, "{} blocks", file.blocks());
+        for i in (0..n).step_by(97) {
+            let want = match bytes[i as usize] as u32 - 1 {
+                d if d < THRESHOLD => Stored::Short,
+                d => Stored::Plies(d),
+            };
+            assert_eq!(file.get(i).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn damage_is_an_error_naming_the_file() {
+        let s = slice();
+        let good = code_mtc(&s, distances(s.count(), |i| (i % 30) as u8)).unwrap();
+        let mut flipped = good.clone();
+        let last = flipped.len() - 2;
+        flipped[last] ^= 0x10;
+        let f = MtcFile::from_bytes(Path::new("x.mtc"), &s, flipped).unwrap();
+        let err = (0..s.count()).find_map(|i| f.get(i).err()).unwrap();
+        assert!(
+            err.to_string().contains("x.mtc: CRC error in block"),
+            "{err}"
+        );
+        let short = good[..good.len() - 1].to_vec();
+        let err = MtcFile::from_bytes(Path::new("x.mtc"), &s, short)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("truncated"), "{err}");
+        let other: Slice = "1100.--".parse().unwrap();
+        let err = MtcFile::from_bytes(Path::new("x.mtc"), &other, good)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("holds slice 0011.00"), "{err}");
+    }
+}

@@ -1,0 +1,168 @@
+//! Probing the compressed moves-to-conversion files ([`super::mtc`]) through the same
+//! [`Database`] and block cache as the win/loss/draw values, and the exact distance of a
+//! position the files only call short (a search over king moves, bounded by the
+//! threshold).
+
+use super::cache::SlotHint;
+use super::error::{DbError, Result};
+use super::mtc::{MtcFile, Stored, mtc_path};
+use super::probe::Database;
+use crate::board::{MoveList, generate_moves};
+use crate::slice::Slice;
+use crate::slice::index::SliceIndex;
+use crate::value::Value;
+use crate::{Move, Position};
+use std::collections::HashMap;
+
+/// A compressed MTC file opened for probing.
+pub struct OpenMtc {
+    pub file: MtcFile,
+    pub index: SliceIndex,
+    /// The file's number in the block cache's keys (shared with the value files').
+    id: u32,
+    hints: Box<[SlotHint]>,
+}
+
+/// Whether `m` converts: a capture or a move of a man (a crowning included). Only a king's
+/// plain move does not.
+#[inline]
+pub fn converts(pos: &Position, m: &Move) -> bool {
+    m.captures != 0 || pos.kings & (1 << m.from) == 0
+}
+
+impl Database {
+    /// The value of `pos` (Black to move) and, when it is won or lost, its stored distance
+    /// to conversion.
+    pub fn probe_mtc(&self, pos: &Position) -> Result<(Value, Option<Stored>)> {
+        let value = self.probe(pos)?;
+        if value == Value::Draw {
+            return Ok((value, None));
+        }
+        Ok((value, Some(self.stored_mtc(pos)?)))
+    }
+
+    /// The stored distance of `pos` (Black to move), whatever its value (a draw's means
+    /// nothing). A game already over (a side without pieces) is short: 0 plies.
+    pub fn stored_mtc(&self, pos: &Position) -> Result<Stored> {
+        if pos.black == 0 || pos.white == 0 {
+            return Ok(Stored::Short);
+        }
+        let s = self.mtc_slice(&Slice::of(pos))?;
+        let i = s.index.index(pos);
+        let b = s.file.block_of(i);
+        let key = (s.id as u64) << 32 | b as u64;
+        self.cache.with_block(
+            key,
+            &s.hints[b],
+            || s.file.read_block(b),
+            |block| Ok(s.file.run_in_block(block, b, i)?.0),
+        )
+    }
+
+    /// The opened MTC file of `slice` (opened on first use).
+    pub fn mtc_slice(&self, slice: &Slice) -> Result<&OpenMtc> {
+        let slot = self.mtc.slot(slice);
+        if let Some(s) = slot.get() {
+            return Ok(s);
+        }
+        let path = mtc_path(&self.dir, slice);
+        if !path.exists() && !super::probe::slice_path(&self.dir, slice).exists() {
+            return Err(DbError::Missing(format!(
+                "slice {slice} is not in {}",
+                self.dir.display()
+            )));
+        }
+        let file = MtcFile::open(&path, slice)?;
+        Ok(slot.get_or_init(|| {
+            Box::new(OpenMtc {
+                hints: (0..file.blocks()).map(|_| SlotHint::default()).collect(),
+                file,
+                index: SliceIndex::new(*slice),
+                id: self
+                    .next_id
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            })
+        }))
+    }
+}
+
+/// Exact distances from a database whose files store short ones as "short": the stored
+/// distance where there is one, else the least `k` for which the position's moves prove
+/// "at most `k` plies" (the winner needs one move that does, the loser's moves must all),
+/// searched over king moves with the values and stored distances of the positions they
+/// reach, and remembered.
+#[derive(Default)]
+pub struct ExactDistances {
+    /// `(position, k)`: whether its distance is at most `k`.
+    within: HashMap<(Position, u32), bool>,
+    /// Positions searched so far (a figure for `dbprobe` and the tests).
+    pub searched: u64,
+}
+
+impl ExactDistances {
+    pub fn new() -> ExactDistances {
+        ExactDistances::default()
+    }
+
+    /// Plies to conversion of `pos` (Black to move) whose value is `value`; `None` for a
+    /// draw.
+    pub fn plies(&mut self, db: &Database, pos: &Position, value: Value) -> Result<Option<u32>> {
+        if value == Value::Draw {
+            return Ok(None);
+        }
+        if pos.black == 0 || pos.white == 0 {
+            return Ok(Some(0));
+        }
+        if let Stored::Plies(d) = db.stored_mtc(pos)? {
+            return Ok(Some(d));
+        }
+        let threshold = db.mtc_slice(&Slice::of(pos))?.file.threshold;
+        for k in 0..threshold {
+            if self.at_most(db, pos, value, k)? {
+                return Ok(Some(k));
+            }
+        }
+        Err(DbError::corrupt(
+            &db.mtc_slice(&Slice::of(pos))?.file.path,
+            format!(
+                "{} is stored as short (below {threshold} plies), but its moves need more",
+                crate::notation::position_fen(pos)
+            ),
+        ))
+    }
+
+    /// Whether the distance of `pos` (valued `value`, won or lost) is at most `k`.
+    fn at_most(&mut self, db: &Database, pos: &Position, value: Value, k: u32) -> Result<bool> {
+        if let Some(&known) = self.within.get(&(*pos, k)) {
+            return Ok(known);
+        }
+        self.searched += 1;
+        let mut moves = MoveList::new();
+        generate_moves(pos, &mut moves);
+        // No move: lost at 0. Otherwise every move takes a ply.
+        let mut answer = moves.is_empty() || k > 0;
+        if answer && !moves.is_empty() {
+            let win = value == Value::Win;
+            // The winner needs one move that is quick enough; every move of the loser must be.
+            answer = !win;
+            for m in moves.iter() {
+                let child = pos.successor(m);
+                let child_value = db.probe(&child)?;
+                if win && child_value != Value::Loss {
+                    continue;
+                }
+                let quick = converts(pos, m)
+                    || match db.stored_mtc(&child)? {
+                        Stored::Plies(e) => e < k,
+                        Stored::Short => self.at_most(db, &child, child_value, k - 1)?,
+                    };
+                if quick == win {
+                    answer = win;
+                    break;
+                }
+            }
+        }
+        self.within.insert((*pos, k), answer);
+        Ok(answer)
+    }
+}

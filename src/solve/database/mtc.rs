@@ -1,0 +1,208 @@
+//! The moves to conversion in the compressed database: `build` writes `db/<slice>.mtc`
+//! from `solved/<slice>.mtc` (one pass over the slice, whichever job publishes or finds the
+//! value file), and `ver` checks every won and lost position's stored distance against its
+//! moves, read from the compressed files only (docs/FORMAT.md, "The compressed MTC file").
+
+use super::build::{STOP_CHECK, from_the_start, stop_requested};
+use crate::board::{MoveList, generate_moves};
+use crate::db::mtc::{MtcFile, Stored, code_mtc, is_current, mtc_path};
+use crate::db::mtc_probe::converts;
+use crate::db::probe::{Database, DbLookup};
+use crate::notation::position_fen;
+use crate::slice::Slice;
+use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::store::{MTC_BITS, PAGE_BYTES, sync_dir};
+use crate::solve::{Job, Result, Site, Value};
+use crate::solve_err;
+use std::io::Read;
+use std::sync::Arc;
+
+/// Writes `db/<slice>.mtc` when the slice has distances in `solved/` and its compressed
+/// file is missing or of another version. The bytes depend only on the distances, so
+/// jobs that write it at once write the same file (each through its own temporary).
+pub fn build_mtc(site: &Site, slice: &Slice) -> Result<()> {
+    let source = site.mtc_solved_file(slice);
+    let path = mtc_path(&site.db_dir(), slice);
+    if !source.exists() || is_current(&path) {
+        return Ok(());
+    }
+    // The work file's header and length checked.
+    let count = slice.count();
+    let file = crate::solve::store::open_work_file(&source, slice, count, MTC_BITS)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut header = vec![0u8; PAGE_BYTES];
+    reader
+        .read_exact(&mut header)
+        .map_err(|e| solve_err!("{}: {e}", source.display()))?;
+    // Read in chunks: a 7-piece slice's distances are hundreds of megabytes.
+    let mut failed = None;
+    let mut chunk = vec![0u8; 1 << 20];
+    let (mut at, mut len, mut left) = (0, 0, count);
+    let bytes = std::iter::from_fn(|| {
+        if at == len {
+            if left == 0 {
+                return None;
+            }
+            len = chunk.len().min(left as usize);
+            if let Err(e) = reader.read_exact(&mut chunk[..len]) {
+                failed = Some(e);
+                return None;
+            }
+            left -= len as u64;
+            at = 0;
+        }
+        at += 1;
+        Some(chunk[at - 1])
+    });
+    let coded = code_mtc(slice, bytes);
+    if let Some(e) = failed {
+        return Err(solve_err!("reading {}: {e}", source.display()));
+    }
+    let coded =
+        coded.ok_or_else(|| solve_err!("{}: not one distance a position", source.display()))?;
+    let parts = site.db_dir().join("parts");
+    std::fs::create_dir_all(&parts).map_err(|e| solve_err!("{}: {e}", parts.display()))?;
+    let tmp_name = parts.join(format!("{slice}.mtc"));
+    crate::files::remove_stale_temporaries(&tmp_name, std::time::Duration::from_secs(3600));
+    // Threads of one process may write the same slice at once: each its own temporary.
+    let tmp = super::build::unique_tmp(&parts, &format!("{slice}.mtc"));
+    std::fs::write(&tmp, &coded)
+        .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .and_then(|_| sync_dir(&path))
+        .map_err(|e| solve_err!("publishing {}: {e}", path.display()))
+}
+
+/// What a position's moves say of its distance: between `lo` and `hi` plies (a stored
+/// "short" successor is known only to be below its file's threshold).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bounds {
+    lo: u32,
+    hi: u32,
+}
+
+/// Checks the stored distance of every won and lost position of the job's range against
+/// its moves: a won position's winning moves and a lost position's moves, each a
+/// conversion (1 ply) or a king move (1 + the stored distance it reaches), give bounds its
+/// stored value must lie in (an exact value must equal an exact bound; a short one must be
+/// possible below the threshold).
+pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+    let s = db.mtc_slice(&job.slice)?;
+    let threshold = s.file.threshold;
+    let mut lookup = DbLookup::new(db.clone());
+    let mut moves = MoveList::new();
+    let mut e = s.index.enumerate_from(job.first);
+    let mut stats = PhaseStats::default();
+    let mut at = job.first;
+    while at < job.last {
+        if stop_requested(opts) {
+            return Ok(from_the_start(job));
+        }
+        let end = (at + STOP_CHECK).min(job.last);
+        s.file.for_each_run(at, end, |stored, first, last| {
+            for i in first..last {
+                debug_assert_eq!(e.index(), i);
+                let pos = e.position();
+                e.advance();
+                let value = lookup.probe(&pos)?;
+                if value == Value::Draw {
+                    continue;
+                }
+                generate_moves(&pos, &mut moves);
+                let b = bounds(db, &mut lookup, &pos, value, moves.as_slice())?;
+                let fits = match stored {
+                    Stored::Short => b.lo < threshold,
+                    Stored::Plies(d) => b.lo <= d && d <= b.hi,
+                };
+                if !fits {
+                    return Err(solve_err!(
+                        "ver {}: position {i} ({}, {value}) has {} stored, but its moves give {}",
+                        job.slice,
+                        position_fen(&pos),
+                        match stored {
+                            Stored::Short => format!("fewer than {threshold} plies"),
+                            Stored::Plies(d) => format!("{d} plies"),
+                        },
+                        match b.lo == b.hi {
+                            true => format!("{} plies", b.lo),
+                            false => format!("{} to {} plies", b.lo, b.hi),
+                        }
+                    ));
+                }
+                stats.looked += 1;
+                match value {
+                    Value::Win => stats.win += 1,
+                    _ => stats.loss += 1,
+                }
+            }
+            Ok::<_, crate::solve::SolveError>(())
+        })?;
+        at = end;
+    }
+    Ok(Outcome::Done(stats))
+}
+
+/// The bounds the moves of `pos` (valued `value`, won or lost) give its distance.
+fn bounds(
+    db: &Database,
+    lookup: &mut DbLookup,
+    pos: &crate::Position,
+    value: Value,
+    moves: &[crate::Move],
+) -> Result<Bounds> {
+    if moves.is_empty() {
+        return Ok(Bounds { lo: 0, hi: 0 });
+    }
+    let win = value == Value::Win;
+    let mut best: Option<Bounds> = None;
+    for m in moves {
+        let child = pos.successor(m);
+        let this = if converts(pos, m) {
+            if win && lookup.probe(&child)? != Value::Loss {
+                continue;
+            }
+            Bounds { lo: 1, hi: 1 }
+        } else {
+            if win && lookup.probe(&child)? != Value::Loss {
+                continue;
+            }
+            match db.stored_mtc(&child)? {
+                Stored::Plies(e) => Bounds {
+                    lo: e + 1,
+                    hi: e + 1,
+                },
+                Stored::Short => Bounds {
+                    lo: 1,
+                    hi: db.mtc_slice(&Slice::of(&child))?.file.threshold,
+                },
+            }
+        };
+        best = Some(match best {
+            None => this,
+            Some(b) if win => Bounds {
+                lo: b.lo.min(this.lo),
+                hi: b.hi.min(this.hi),
+            },
+            Some(b) => Bounds {
+                lo: b.lo.max(this.lo),
+                hi: b.hi.max(this.hi),
+            },
+        });
+    }
+    best.ok_or_else(|| {
+        solve_err!(
+            "{} is won but no move wins (the values are not final)",
+            position_fen(pos)
+        )
+    })
+}
+
+/// Whether the `ver` job must check the slice's distances: it has a compressed MTC file.
+pub fn has_mtc_file(db: &Database, slice: &Slice) -> bool {
+    is_current(&mtc_path(db.dir(), slice))
+}
+
+/// A checked MTC file of `slice` opened on its own (for reports and tests).
+pub fn open_mtc(site: &Site, slice: &Slice) -> Result<MtcFile> {
+    Ok(MtcFile::open(&mtc_path(&site.db_dir(), slice), slice)?)
+}
