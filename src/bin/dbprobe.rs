@@ -18,7 +18,8 @@ use std::process::ExitCode;
                   With --site DIR (database in DIR/db): the FEN's value (win, loss or draw \
                   for the side to move) and every move's value for the side that plays it; \
                   --mtc adds the plies to conversion (a capture or a man's move) of each, \
-                  from DIR/solved/*.mtc (a site built with --mtc); --play plays a won or \
+                  from DIR/db/*.mtc (a site built with --mtc; distances below the files' \
+                  threshold, stored as short, are found by a small search); --play plays a won or \
                   lost position out by the databases and prints the game as PDN; \
                   --batch answers one FEN per stdin line as FEN<TAB>value; --check compares \
                   the database with the solver's exact values.\n\n\
@@ -67,7 +68,7 @@ struct Args {
     #[arg(long, default_value_t = 64)]
     cache_mb: usize,
     /// With --site and a FEN: the plies to conversion (a capture or a man's move under
-    /// best play) of the position and of each move, from the site's solved/*.mtc.
+    /// best play) of the position and of each move, from the database's db/*.mtc.
     #[arg(long, requires_all = ["site", "fen"], conflicts_with_all = ["batch", "check", "ship"])]
     mtc: bool,
     /// With --site and a won or lost FEN: play it out by the databases (the winner
@@ -118,10 +119,10 @@ fn run(args: Args) -> Result<(), CliError> {
                 .into());
         }
         if args.mtc {
-            return report::write_mtc(&site, &db, &setup()?, args.json, &mut out);
+            return report::write_mtc(&db, &setup()?, args.json, &mut out);
         }
         if args.play {
-            return report::write_play(&site, &db, &setup()?, args.json, &mut out);
+            return report::write_play(&db, &setup()?, args.json, &mut out);
         }
         return report::write_probe(&db, &setup()?, args.json, &mut out);
     }

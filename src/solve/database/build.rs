@@ -50,11 +50,6 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
                 ),
             };
             match job.phase {
-                // Values checked before (a pair whose distances came later goes through
-                // `ver` again on its way to `mtcver`).
-                Phase::Ver if crate::solve::stage::files::values_verified(site, &job.slice) => {
-                    Ok(Outcome::Done(PhaseStats::default()))
-                }
                 Phase::Ver => super::ver::verify_range(&db, job, opts),
                 _ => super::mtc::verify_mtc_range(&db, job, opts),
             }

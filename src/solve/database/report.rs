@@ -3,6 +3,7 @@
 
 use super::check::{CheckReport, check_every_position, check_random};
 use crate::cli::{CliError, output_error};
+use crate::db::mtc::Stored;
 use crate::db::probe::{Database, side_name};
 use crate::inspect::move_text;
 use crate::notation::{Setup, format_fen};
@@ -156,18 +157,26 @@ pub fn write_check(
 }
 
 /// `dbprobe --site DIR --mtc FEN`: the value and the plies to conversion for the side to
-/// move, and each move's for the side that plays it (`solved/<slice>.mtc`).
+/// move, what the database stores for it (exact, or short), and each move's plies for the
+/// side that plays it (`db/<slice>.mtc`; short ones searched).
 pub fn write_mtc(
-    site: &Site,
     db: &Database,
     setup: &Setup,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     use crate::solve::mtc::play::{Distances, move_distances};
-    let mut dist = Distances::new(site);
+    let mut dist = Distances::new(db);
     let pos = setup.black_to_move();
     let (value, plies, moves) = move_distances(db, &mut dist, &pos).map_err(failed)?;
+    let threshold = db
+        .mtc_slice(&crate::slice::Slice::of(&pos))
+        .map(|s| s.file.threshold)
+        .unwrap_or(crate::db::mtc::THRESHOLD);
+    let stored = match value {
+        crate::value::Value::Draw => None,
+        _ => Some(dist.stored(&pos).map_err(failed)?),
+    };
     let fen = format_fen(setup);
     let text = if json {
         let list: Vec<serde_json::Value> = moves
@@ -185,6 +194,12 @@ pub fn write_mtc(
             "to_move": side_name(setup.to_move),
             "value": value.to_string(),
             "plies": plies,
+            "stored": match stored {
+                None => serde_json::Value::Null,
+                Some(Stored::Short) => serde_json::json!("short"),
+                Some(Stored::Plies(d)) => serde_json::json!(d),
+            },
+            "threshold": threshold,
             "moves": list,
         }))
     } else {
@@ -194,6 +209,11 @@ pub fn write_mtc(
             side_name(setup.to_move),
             shown(plies)
         );
+        match stored {
+            None => {}
+            Some(Stored::Short) => t += &format!("stored\tshort (below {threshold} plies)\n"),
+            Some(Stored::Plies(d)) => t += &format!("stored\t{d}\n"),
+        }
         for m in &moves {
             t += &format!(
                 "move\t{}\t{}\t{}\n",
@@ -213,14 +233,13 @@ pub fn write_mtc(
 /// `dbprobe --site DIR --play FEN`: the game the databases play from a won or lost
 /// position, as PDN (with `--json`: the moves, their plies and the PDN).
 pub fn write_play(
-    site: &Site,
     db: &Database,
     setup: &Setup,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     use crate::solve::mtc::play::{Distances, pdn, play};
-    let game = play(db, &mut Distances::new(site), setup).map_err(failed)?;
+    let game = play(db, &mut Distances::new(db), setup).map_err(failed)?;
     let text = if json {
         let plies: Vec<serde_json::Value> = game
             .plies

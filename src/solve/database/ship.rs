@@ -10,6 +10,7 @@ use crate::cli::{CliError, json_line, millis, output_error};
 use crate::db::DbError;
 use crate::db::crc32::{Crc32, crc32};
 use crate::db::format::SliceFile;
+use crate::db::mtc::{MtcFile, mtc_path};
 use crate::db::probe::{VERSION_LINE, list_slices, slice_path};
 use crate::files::FileOp;
 use crate::progress::Progress;
@@ -59,7 +60,8 @@ pub fn ship(
     let partial = Partial::create(dest)?;
     let total: u64 = slices
         .iter()
-        .map(|s| std::fs::metadata(slice_path(&db, s)).map_or(0, |m| m.len()))
+        .flat_map(|s| [slice_path(&db, s), mtc_path(&db, s)])
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
         .sum();
 
     let mut entries = vec![copy_file(
@@ -73,7 +75,7 @@ pub fn ship(
         ));
     }
     for (k, s) in slices.iter().enumerate() {
-        entries.push(copy_slice(&db, &partial.path, s)?);
+        entries.extend(copy_slice(&db, &partial.path, s)?);
         if progress.due() {
             let done: u64 = entries.iter().map(|e| e.bytes).sum();
             let line = format!(
@@ -304,22 +306,34 @@ impl Drop for Partial {
 }
 
 /// Copies slice `s` and checks the copy's header CRC and every block's CRC.
-fn copy_slice(db: &Path, to_dir: &Path, s: &Slice) -> Result<Entry> {
+/// Copies a slice's file, and its moves-to-conversion file when it has one, each read back
+/// block by block.
+fn copy_slice(db: &Path, to_dir: &Path, s: &Slice) -> Result<Vec<Entry>> {
     let from = slice_path(db, s);
     let to = slice_path(to_dir, s);
     let entry = copy_file(&from, &to)?;
-    let damaged = |e: DbError| match e {
+    let damaged = |from: &Path, e: DbError| match e {
         DbError::Corrupt { what, .. } | DbError::Format { what, .. } => solve_err!(
             "{}: {what} (read back from its copy); nothing was shipped",
             from.display()
         ),
         e => e.into(),
     };
-    let file = SliceFile::open(&to, s).map_err(damaged)?;
+    let file = SliceFile::open(&to, s).map_err(|e| damaged(&from, e))?;
     for b in 0..file.blocks() {
-        file.read_block(b).map_err(damaged)?;
+        file.read_block(b).map_err(|e| damaged(&from, e))?;
     }
-    Ok(entry)
+    let mut entries = vec![entry];
+    let from = mtc_path(db, s);
+    if from.exists() {
+        let to = mtc_path(to_dir, s);
+        entries.push(copy_file(&from, &to)?);
+        let file = MtcFile::open(&to, s).map_err(|e| damaged(&from, e))?;
+        for b in 0..file.blocks() {
+            file.read_block(b).map_err(|e| damaged(&from, e))?;
+        }
+    }
+    Ok(entries)
 }
 
 /// Copies `from` to `to`, writes the copy to its disk and reads it back from there: its name,

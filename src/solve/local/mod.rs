@@ -12,7 +12,7 @@
 use super::disk::DiskNeeds;
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::solved::SolvedStore;
-use super::stage::files::{enter as enter_files, has_distances, is_built};
+use super::stage::files::{enter as enter_files, has_distances, is_built, values_verified};
 use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
     Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
@@ -224,7 +224,11 @@ impl Builder<'_> {
             &slices,
             |s, r| que_input(site, s, r),
             |s| is_built(site, s),
-        )?;
+        )?
+        .into_iter()
+        // A pair whose distances came after its values were verified checks only them.
+        .filter(|w| !(w.phase == Phase::Ver && values_verified(site, &w.slice)))
+        .collect::<Vec<_>>();
         let mut jobs = Vec::new();
         for w in work.iter().filter(|w| !w.is_empty()) {
             jobs.extend(match w.reads_queue() {

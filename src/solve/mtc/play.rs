@@ -2,39 +2,39 @@
 //! lost position played out by the databases (the winner converts as soon as it can while
 //! keeping the win, the loser puts it off as long as it can), printed as PDN.
 
-use super::{MtcSlice, converts};
+use super::converts;
 use crate::board::{MoveList, generate_moves};
+use crate::db::mtc::Stored;
+use crate::db::mtc_probe::ExactDistances;
 use crate::db::probe::Database;
 use crate::inspect::{move_text, setup_after};
 use crate::notation::{Setup, format_fen};
-use crate::slice::Slice;
-use crate::solve::{Result, Site, Value};
+use crate::solve::{Result, Value};
 use crate::{Color, Move, Position, solve_err};
-use std::collections::HashMap;
 
-/// The distances of a site's finished slices (`solved/<slice>.mtc`), loaded as needed.
-pub struct Distances {
-    site: Site,
-    slices: HashMap<Slice, MtcSlice>,
+/// Exact distances from a database's compressed files (`db/<slice>.mtc`): stored ones as
+/// they are, short ones (below the files' threshold) found by a small search.
+pub struct Distances<'a> {
+    db: &'a Database,
+    exact: ExactDistances,
 }
 
-impl Distances {
-    pub fn new(site: &Site) -> Distances {
+impl<'a> Distances<'a> {
+    pub fn new(db: &'a Database) -> Distances<'a> {
         Distances {
-            site: site.clone(),
-            slices: HashMap::new(),
+            db,
+            exact: ExactDistances::new(),
         }
     }
 
-    /// Plies to conversion of `pos` (Black to move); `None` for a draw.
-    pub fn plies(&mut self, pos: &Position) -> Result<Option<u32>> {
-        let slice = Slice::of(pos);
-        if !self.slices.contains_key(&slice) {
-            let m = MtcSlice::load(&self.site, slice)?;
-            self.slices.insert(slice, m);
-        }
-        let m = &self.slices[&slice];
-        Ok(m.get(m.index().index(pos)))
+    /// Plies to conversion of `pos` (Black to move) valued `value`; `None` for a draw.
+    pub fn plies(&mut self, pos: &Position, value: Value) -> Result<Option<u32>> {
+        Ok(self.exact.plies(self.db, pos, value)?)
+    }
+
+    /// What the file stores for `pos` (Black to move): exact, or short.
+    pub fn stored(&self, pos: &Position) -> Result<Stored> {
+        Ok(self.db.stored_mtc(pos)?)
     }
 }
 
@@ -54,20 +54,18 @@ pub fn move_distances(
     pos: &Position,
 ) -> Result<(Value, Option<u32>, Vec<MoveDistance>)> {
     let value = db.probe(pos)?;
-    let here = match pos.black {
-        0 => Some(0),
-        _ => dist.plies(pos)?,
-    };
+    let here = dist.plies(pos, value)?;
     let mut moves = MoveList::new();
     generate_moves(pos, &mut moves);
     let mut out = Vec::with_capacity(moves.len());
     for m in moves.iter() {
         let child = pos.successor(m);
-        let value = db.probe(&child)?.for_mover();
+        let child_value = db.probe(&child)?;
+        let value = child_value.for_mover();
         let plies = match (value, converts(pos, m)) {
             (Value::Draw, _) => None,
             (_, true) => Some(1),
-            (_, false) => match dist.plies(&child)? {
+            (_, false) => match dist.plies(&child, child_value)? {
                 Some(d) => Some(d + 1),
                 None => {
                     return Err(solve_err!(
