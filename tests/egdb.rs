@@ -22,7 +22,7 @@ fn site5() -> &'static Path {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     SITE.get_or_init(|| {
         let d = fixture::scratch_path("egdb", "site5");
-        common::site::build(&d, 5, |_| {});
+        common::site::build(&d, 5, |o| o.mtc = true);
         d
     })
 }
@@ -358,12 +358,52 @@ fn a_missing_slice_is_unavailable() {
     );
 }
 
+/// An MTC handle (egdb_open on `db/mtc`) answers KingsRow's MTC values: on 20,000 sampled
+/// positions (either side to move, captures included) the C program's lookup equals the
+/// library's distance mapped as the header says (0 for a draw, 1 below the threshold,
+/// else the plies rounded down to even), and some of each kind occur.
+#[test]
+fn mtc_handle_answers_kingsrows_values() {
+    use nowdb::db::mtc::Stored;
+    require(&[Part::Gcc]);
+    let exe = probe_test("cc", Link::Shared);
+    let n = 20_000;
+    let head = sample_head(n);
+    let got = ok(
+        &exe,
+        &[
+            "values",
+            db5().join("mtc").to_str().unwrap(),
+            head.to_str().unwrap(),
+        ],
+    );
+    let db = nowdb::db::Database::open(&db5(), 16 << 20).unwrap();
+    let lines = std::fs::read_to_string(&head).unwrap();
+    let mut kinds = [0usize; 3];
+    for (line, got) in lines.lines().zip(got.lines()) {
+        let setup: Setup = line.split(' ').next().unwrap().parse().unwrap();
+        let (value, stored) = db.probe_mtc(&setup.black_to_move()).unwrap();
+        let want = match (value, stored) {
+            (nowdb::solve::Value::Draw, _) => 0,
+            (_, Some(Stored::Short)) => 1,
+            (_, Some(Stored::Plies(d))) => (d & !1) as i32,
+            (v, None) => panic!("{line}: {v} without a distance"),
+        };
+        kinds[want.min(2) as usize] += 1;
+        assert_eq!(got, want.to_string(), "{line}");
+    }
+    assert_eq!(got.lines().count(), n);
+    assert!(kinds.iter().all(|&k| k > 0), "{kinds:?}");
+}
+
 /// egdb_identify reports the type and the most pieces; nothing found is non-zero.
 #[test]
 fn identify_names_type_and_pieces() {
     require(&[Part::Gcc]);
     let exe = probe_test("cc", Link::Shared);
     assert_eq!(ok(&exe, &["identify", db5().to_str().unwrap()]), "0 4 5\n");
+    let mtc = db5().join("mtc");
+    assert_eq!(ok(&exe, &["identify", mtc.to_str().unwrap()]), "0 5 5\n");
     let none = fixture::scratch("egdb", "empty");
     assert_eq!(
         ok(&exe, &["identify", none.to_str().unwrap()]),
@@ -422,6 +462,7 @@ fn verify_finds_a_flipped_byte() {
     let victim = std::fs::read_dir(&copy)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ndb"))
         .max_by_key(|p| std::fs::metadata(p).unwrap().len())
         .unwrap();
     let mut bytes = std::fs::read(&victim).unwrap();

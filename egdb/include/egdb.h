@@ -12,7 +12,10 @@
  *
  * The directory given to egdb_identify() and egdb_open() is a nowdb database: a site's db/
  * directory, or a copy of it alone (`dbprobe --site SITE --ship DIR`). It holds VERSION
- * and one <slice>.ndb file per slice.
+ * and one <slice>.ndb file per slice. A database built with moves to conversion (`--mtc`)
+ * also has db/mtc/ (VERSION and one <slice>.mtc per slice): given that directory,
+ * egdb_identify() reports EGDB_KINGSROW32_MTC and egdb_open() opens an MTC handle, which
+ * reads the win/loss/draw values from db/, its parent.
  *
  * Written for nowdb (MIT OR Apache-2.0); no code of KingsRow's or Cake's is in it.
  */
@@ -50,7 +53,11 @@ enum LOOKUP_VALUE {
 	EGDB_WIN_OR_DRAW = 5         /* never returned by nowdb */
 };
 
-/* Moves-to-conversion values of MTC databases (nowdb does not build them yet). */
+/* What lookup() returns on an MTC handle besides the plies to conversion: MTC_UNKNOWN for
+ * a draw, MTC_LESS_THAN_THRESHOLD for a won or lost position fewer than MTC_THRESHOLD plies
+ * from a conversion (a capture or a man's move), else the plies rounded down to even (the
+ * true number is that or one more, as with KingsRow's). Capture positions have values too
+ * (1: every move captures). */
 enum MTC_VALUE {
 	MTC_UNKNOWN = 0,
 	MTC_LESS_THAN_THRESHOLD = 1,
@@ -58,7 +65,8 @@ enum MTC_VALUE {
 };
 
 /* The kinds of database egdb_identify() can report. A nowdb WLD database reports
- * EGDB_KINGSROW32_WLD: exact win/loss/draw values, English rules. */
+ * EGDB_KINGSROW32_WLD: exact win/loss/draw values, English rules; its mtc/ directory
+ * EGDB_KINGSROW32_MTC. */
 typedef enum {
 	EGDB_KINGSROW_WLD = 0,
 	EGDB_KINGSROW_MTC,
@@ -117,7 +125,8 @@ typedef union {
 /* The handle egdb_open() returns. lookup() may be called from any number of threads at
  * once; close() only when no other call on the handle is running.
  *
- * lookup(handle, position, color, cl): the value of position for color to move.
+ * lookup(handle, position, color, cl): the value of position for color to move (on an MTC
+ *   handle, its MTC_VALUE or plies, as above).
  *   cl != 0 (conditional lookup): answer only from memory, else EGDB_NOT_IN_CACHE.
  *   Positions where the side to move has a capture, and in some slices positions where
  *   the other side threatens one, are not stored. KingsRow's drivers return an arbitrary

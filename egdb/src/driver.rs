@@ -65,9 +65,18 @@ fn thread_slot() -> usize {
     SLOT.with(|s| *s)
 }
 
+/// What a directory holds: win/loss/draw values (a nowdb `db/`), or moves to conversion
+/// (its `mtc/` subdirectory, read with the values of its parent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Wld,
+    Mtc,
+}
+
 /// An open database and what its handle reports.
 pub struct Driver {
     db: Database,
+    kind: Kind,
     layout: Layout,
     max_pieces: u32,
     say: Messages,
@@ -79,14 +88,27 @@ pub struct Driver {
     read_error_said: AtomicBool,
 }
 
-/// The most pieces of any slice in `dir`, which must hold a nowdb database.
-pub fn identify(dir: &Path) -> Result<u32, DbError> {
-    let db = Database::open(dir, 0)?;
-    let most = nowdb::db::probe::list_slices(db.dir())?
-        .iter()
-        .map(|s| s.pieces())
-        .max();
+/// What `dir` holds and the most pieces of any of its slices; an error when it is not a
+/// nowdb database (or an MTC directory beside one).
+pub fn identify(dir: &Path) -> Result<(Kind, u32), DbError> {
+    let (kind, values) = kind_of(dir);
+    let db = Database::open(&values, 0)?;
+    let slices = match kind {
+        Kind::Wld => nowdb::db::probe::list_slices(db.dir())?,
+        Kind::Mtc => nowdb::slice::key::slice_files(dir, "mtc")
+            .map_err(|e| DbError::Directory(e.to_string()))?,
+    };
+    let most = slices.iter().map(|s| s.pieces()).max();
     most.ok_or_else(|| DbError::Missing(format!("{} holds no slice files", dir.display())))
+        .map(|m| (kind, m))
+}
+
+/// The kind of `dir`, and the directory of the values it is read with.
+fn kind_of(dir: &Path) -> (Kind, std::path::PathBuf) {
+    match nowdb::db::mtc::is_mtc_dir(dir) {
+        true => (Kind::Mtc, dir.join("..")),
+        false => (Kind::Wld, dir.to_path_buf()),
+    }
 }
 
 impl Driver {
@@ -103,7 +125,8 @@ impl Driver {
             say.line(&format!("nowdb egdb: cannot open {}: {e}", dir.display()));
         };
         let max_pieces = if pieces > 0 { pieces as u32 } else { u32::MAX };
-        let mut db = match Database::open(dir, 0) {
+        let (kind, values) = kind_of(dir);
+        let mut db = match Database::open(&values, 0) {
             Ok(db) => db,
             Err(e) => {
                 fail(&e);
@@ -122,6 +145,21 @@ impl Driver {
                 return None;
             }
         };
+        if kind == Kind::Mtc {
+            let listed = match nowdb::slice::key::slice_files(dir, "mtc") {
+                Ok(l) => l,
+                Err(e) => {
+                    fail(&e);
+                    return None;
+                }
+            };
+            for s in listed.iter().filter(|s| s.pieces() <= max_pieces) {
+                if let Err(e) = db.mtc_slice(s) {
+                    fail(&e);
+                    return None;
+                }
+            }
+        }
         let opened = db.open_slices_list();
         let most = opened
             .iter()
@@ -144,16 +182,21 @@ impl Driver {
         }
         db.set_cache_bytes(cache.max(MIN_CACHE_BYTES));
         say.line(&format!(
-            "nowdb egdb {}: {}: {slices} slices of up to {most} pieces, {positions} positions; \
+            "nowdb egdb {}: {}: {slices} slices of up to {most} pieces{}, {positions} positions; \
              {:.1} MiB of indexes, {:.1} MiB block cache; opened in {:.2} s",
             env!("CARGO_PKG_VERSION"),
             dir.display(),
+            match kind {
+                Kind::Wld => "",
+                Kind::Mtc => " with moves to conversion (MTC)",
+            },
             index as f64 / (1 << 20) as f64,
             db.cache_bytes() as f64 / (1 << 20) as f64,
             started.elapsed().as_secs_f64()
         ));
         Some(Driver {
             db,
+            kind,
             layout,
             max_pieces: most,
             say,
@@ -181,11 +224,17 @@ impl Driver {
         } else {
             Fetch::Load
         };
-        let v = match self.db.probe_from(&pos, fetch) {
-            Ok(Value::Win) => EGDB_WIN,
-            Ok(Value::Loss) => EGDB_LOSS,
-            Ok(Value::Draw) => EGDB_DRAW,
-            Ok(Value::Unknown) => EGDB_UNKNOWN,
+        let v = match self.kind {
+            Kind::Wld => self.db.probe_from(&pos, fetch).map(|v| match v {
+                Value::Win => EGDB_WIN,
+                Value::Loss => EGDB_LOSS,
+                Value::Draw => EGDB_DRAW,
+                Value::Unknown => EGDB_UNKNOWN,
+            }),
+            Kind::Mtc => self.mtc(&pos, fetch),
+        };
+        let v = match v {
+            Ok(v) => v,
             Err(DbError::NotInCache) => return EGDB_NOT_IN_CACHE,
             Err(DbError::Position(_) | DbError::Missing(_)) => {
                 slot.unavailable.fetch_add(1, Relaxed);
@@ -202,6 +251,18 @@ impl Driver {
         };
         slot.returns.fetch_add(1, Relaxed);
         v
+    }
+
+    /// KingsRow's MTC value of `pos`: `MTC_UNKNOWN` (0) for a draw,
+    /// `MTC_LESS_THAN_THRESHOLD` (1) below the threshold, else the plies rounded down to even.
+    fn mtc(&self, pos: &nowdb::Position, fetch: Fetch) -> Result<c_int, DbError> {
+        if self.db.probe_from(pos, fetch)? == Value::Draw {
+            return Ok(crate::MTC_UNKNOWN);
+        }
+        Ok(match self.db.stored_mtc_from(pos, fetch)? {
+            nowdb::db::mtc::Stored::Short => crate::MTC_LESS_THAN_THRESHOLD,
+            nowdb::db::mtc::Stored::Plies(d) => (d & !1) as c_int,
+        })
     }
 
     fn totals(&self) -> (Stats, u64, u64) {
@@ -249,7 +310,17 @@ impl Driver {
                 ));
             }
         });
-        let n = self.db.open_slices_list().len();
+        let mut bad = bad;
+        for m in self.db.open_mtc_list() {
+            if let Some(e) = (0..m.file.blocks()).find_map(|b| m.file.read_block(b).err()) {
+                self.say.line(&format!(
+                    "nowdb egdb: verify: the moves to conversion of {} are damaged: {e}",
+                    m.file.slice
+                ));
+                bad += 1;
+            }
+        }
+        let n = self.db.open_slices_list().len() + self.db.open_mtc_list().len();
         if bad == 0 {
             self.say.line(&format!(
                 "nowdb egdb: verify: all {n} slice files' CRCs are right"

@@ -30,6 +30,12 @@ pub const EGDB_DRAW: c_int = 3;
 
 /// `EGDB_KINGSROW32_WLD`: what `egdb_identify` reports for a nowdb database.
 pub const EGDB_KINGSROW32_WLD: c_int = 4;
+/// `EGDB_KINGSROW32_MTC`: what it reports for the `mtc/` directory of one.
+pub const EGDB_KINGSROW32_MTC: c_int = 5;
+
+/// What `lookup` returns on an MTC handle besides the plies (even, from `MTC_THRESHOLD`).
+pub const MTC_UNKNOWN: c_int = 0;
+pub const MTC_LESS_THAN_THRESHOLD: c_int = 1;
 
 /// `EGDB_NORMAL_BITBOARD`: bit n-1 for square n.
 #[repr(C)]
@@ -135,11 +141,14 @@ pub unsafe extern "C" fn egdb_identify(
         return 1;
     };
     match driver::identify(&dir) {
-        Ok(pieces) => {
+        Ok((kind, pieces)) => {
             // SAFETY: the caller's contract; NULL pointers are skipped.
             unsafe {
                 if !egdb_type.is_null() {
-                    *egdb_type = EGDB_KINGSROW32_WLD;
+                    *egdb_type = match kind {
+                        driver::Kind::Wld => EGDB_KINGSROW32_WLD,
+                        driver::Kind::Mtc => EGDB_KINGSROW32_MTC,
+                    };
                 }
                 if !max_pieces.is_null() {
                     *max_pieces = pieces as c_int;

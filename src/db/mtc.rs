@@ -59,9 +59,30 @@ pub fn is_current(path: &Path) -> bool {
         .is_ok_and(|_| &head[..8] == MTC_MAGIC && head[8..12] == MTC_VERSION.to_le_bytes())
 }
 
-/// `db/<slice>.mtc` of the database directory `dir`.
-pub fn mtc_path(dir: &Path, slice: &Slice) -> PathBuf {
-    dir.join(format!("{slice}.mtc"))
+/// The first line of `db/mtc/VERSION`.
+pub const MTC_VERSION_LINE: &str = "nowdb-mtc 1";
+const _: () = assert!(
+    MTC_VERSION == 1,
+    "MTC_VERSION_LINE names the format version"
+);
+
+/// The directory of the compressed distances in the database directory `db`: `db/mtc/`,
+/// a directory of its own so that an engine opens it as an MTC database (KingsRow's MTC
+/// databases are directories of their own too); its values are read from `db/`, its
+/// parent.
+pub fn mtc_dir(db: &Path) -> PathBuf {
+    db.join("mtc")
+}
+
+/// `db/mtc/<slice>.mtc` of the database directory `db`.
+pub fn mtc_path(db: &Path, slice: &Slice) -> PathBuf {
+    mtc_dir(db).join(format!("{slice}.mtc"))
+}
+
+/// Whether `dir` is a directory of compressed distances (its `VERSION` says so).
+pub fn is_mtc_dir(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("VERSION"))
+        .is_ok_and(|v| v.lines().next().map(str::trim) == Some(MTC_VERSION_LINE))
 }
 
 /// Codes the distances of `slice` (one work-file byte per position in index order, as

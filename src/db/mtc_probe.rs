@@ -6,7 +6,7 @@
 use super::cache::SlotHint;
 use super::error::{DbError, Result};
 use super::mtc::{MtcFile, Stored, mtc_path};
-use super::probe::Database;
+use super::probe::{Database, Fetch, SliceTable};
 use crate::board::{MoveList, generate_moves};
 use crate::slice::Slice;
 use crate::slice::index::SliceIndex;
@@ -44,24 +44,60 @@ impl Database {
     /// The stored distance of `pos` (Black to move), whatever its value (a draw's means
     /// nothing). A game already over (a side without pieces) is short: 0 plies.
     pub fn stored_mtc(&self, pos: &Position) -> Result<Stored> {
+        self.stored_mtc_from(pos, Fetch::Load)
+    }
+
+    /// [`Database::stored_mtc`] from where `fetch` allows ([`DbError::NotInCache`] when
+    /// the file or block it needs is not in memory and may not be read).
+    pub fn stored_mtc_from(&self, pos: &Position, fetch: Fetch) -> Result<Stored> {
         if pos.black == 0 || pos.white == 0 {
             return Ok(Stored::Short);
         }
-        let s = self.mtc_slice(&Slice::of(pos))?;
+        let slice = Slice::of(pos);
+        let opened = self.mtc.get().and_then(|t| t.slot(&slice).get());
+        let s = match (opened, fetch) {
+            (Some(s), _) => s,
+            (None, Fetch::CachedOnly) => return Err(DbError::NotInCache),
+            (None, Fetch::Load) => self.mtc_slice(&slice)?,
+        };
         let i = s.index.index(pos);
         let b = s.file.block_of(i);
         let key = (s.id as u64) << 32 | b as u64;
-        self.cache.with_block(
-            key,
-            &s.hints[b],
-            || s.file.read_block(b),
-            |block| Ok(s.file.run_in_block(block, b, i)?.0),
-        )
+        let read = |block: &super::format::Block| Ok(s.file.run_in_block(block, b, i)?.0);
+        match fetch {
+            Fetch::Load => self
+                .cache
+                .with_block(key, &s.hints[b], || s.file.read_block(b), read),
+            Fetch::CachedOnly => self
+                .cache
+                .with_cached_block(key, &s.hints[b], read)
+                .unwrap_or(Err(DbError::NotInCache)),
+        }
+    }
+
+    /// The MTC files opened so far.
+    pub fn open_mtc_list(&self) -> Vec<&OpenMtc> {
+        self.mtc.get().map_or_else(Vec::new, |t| t.all())
+    }
+
+    /// The memory of the MTC files' table and open files (a part of
+    /// [`Database::index_bytes`]).
+    pub(super) fn mtc_index_bytes(&self) -> usize {
+        let Some(t) = self.mtc.get() else { return 0 };
+        t.table_bytes()
+            + t.all()
+                .iter()
+                .map(|m| {
+                    std::mem::size_of::<OpenMtc>()
+                        + m.file.memory_bytes()
+                        + m.hints.len() * std::mem::size_of::<SlotHint>()
+                })
+                .sum::<usize>()
     }
 
     /// The opened MTC file of `slice` (opened on first use).
     pub fn mtc_slice(&self, slice: &Slice) -> Result<&OpenMtc> {
-        let slot = self.mtc.slot(slice);
+        let slot = self.mtc.get_or_init(SliceTable::new).slot(slice);
         if let Some(s) = slot.get() {
             return Ok(s);
         }

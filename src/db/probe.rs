@@ -53,6 +53,23 @@ impl<T> SliceTable<T> {
         }
     }
 
+    /// The memory of the table itself (its rows of ranks where a slice was opened).
+    pub(super) fn table_bytes(&self) -> usize {
+        MATERIALS * std::mem::size_of::<OnceLock<RankRow<T>>>()
+            + self.materials.iter().filter(|m| m.get().is_some()).count()
+                * RANK_PAIRS
+                * std::mem::size_of::<OnceLock<Box<T>>>()
+    }
+
+    /// Everything opened so far.
+    pub(super) fn all(&self) -> Vec<&T> {
+        self.materials
+            .iter()
+            .filter_map(|m| m.get())
+            .flat_map(|row| row.iter().filter_map(|s| s.get().map(|b| &**b)))
+            .collect()
+    }
+
     #[inline]
     pub(super) fn slot(&self, s: &Slice) -> &OnceLock<Box<T>> {
         let m = s.material;
@@ -87,7 +104,8 @@ pub struct Database {
     pub(super) next_id: std::sync::atomic::AtomicU32,
     pub(super) cache: BlockCache,
     /// The compressed moves-to-conversion files opened so far ([`Database::probe_mtc`]).
-    pub(super) mtc: SliceTable<super::mtc_probe::OpenMtc>,
+    /// (Made on first use: a database probed for values only does not pay for the table.)
+    pub(super) mtc: OnceLock<SliceTable<super::mtc_probe::OpenMtc>>,
     /// Whole slices decoded for lookups that probe them often ([`Database::decoding`]).
     decoded: DecodedStore,
 }
@@ -227,7 +245,7 @@ impl Database {
             all_open: false,
             next_id: Default::default(),
             cache: BlockCache::new(cache_bytes),
-            mtc: SliceTable::new(),
+            mtc: OnceLock::new(),
             decoded: DecodedStore::new(0),
         })
     }
@@ -319,27 +337,14 @@ impl Database {
 
     /// The slices open so far.
     pub fn open_slices_list(&self) -> Vec<&OpenSlice> {
-        self.open
-            .materials
-            .iter()
-            .filter_map(|m| m.get())
-            .flat_map(|row| row.iter().filter_map(|s| s.get().map(|b| &**b)))
-            .collect()
+        self.open.all()
     }
 
     /// The memory the open slices take beside the block cache (headers, block indexes,
     /// the cache's hints, the table that finds them, and the index and decoding tables all
     /// slices share), in bytes.
     pub fn index_bytes(&self) -> usize {
-        let table = MATERIALS * std::mem::size_of::<OnceLock<RankRow<OpenSlice>>>()
-            + self
-                .open
-                .materials
-                .iter()
-                .filter(|m| m.get().is_some())
-                .count()
-                * RANK_PAIRS
-                * std::mem::size_of::<OnceLock<Box<OpenSlice>>>();
+        let table = self.open.table_bytes();
         let slices: usize = self
             .open_slices_list()
             .iter()
@@ -349,7 +354,11 @@ impl Database {
                     + s.hints.len() * std::mem::size_of::<SlotHint>()
             })
             .sum();
-        table + slices + crate::slice::index::shared_table_bytes() + super::format::decoder_bytes()
+        table
+            + slices
+            + self.mtc_index_bytes()
+            + crate::slice::index::shared_table_bytes()
+            + super::format::decoder_bytes()
     }
 
     /// Replaces the block cache by an empty one of about `bytes` (before the database is

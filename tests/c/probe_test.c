@@ -345,13 +345,23 @@ int main(int argc, char **argv)
 			return 3;
 		return h->close(h);
 	}
+	if (strcmp(cmd, "values") == 0 && argc == 4) {
+		/* Every sampled position's lookup() as a number, a line each (for MTC handles). */
+		EGDB_DRIVER *h = open_or_die(EGDB_NORMAL, 0, 16, argv[2]);
+		int i;
+		load_samples(argv[3]);
+		for (i = 0; i < nsamples; ++i)
+			printf("%d\n", h->lookup(h, &samples[i].normal, samples[i].color, 0));
+		h->close(h);
+		return 0;
+	}
 	if (strcmp(cmd, "verify") == 0 && argc == 3) {
 		EGDB_DRIVER *h = open_or_die(EGDB_NORMAL, 0, 16, argv[2]);
 		int r = h->verify(h);
 		h->close(h);
 		return r;
 	}
-	fprintf(stderr, "usage: probe_test sample|cl|pieces|memory|identify|open|verify ... "
+	fprintf(stderr, "usage: probe_test sample|cl|pieces|memory|identify|open|values|verify ... "
 			"(see the comment at the top of probe_test.c)\n");
 	return 2;
 }

@@ -60,6 +60,16 @@ pub fn build_mtc(site: &Site, slice: &Slice) -> Result<()> {
     }
     let coded =
         coded.ok_or_else(|| solve_err!("{}: not one distance a position", source.display()))?;
+    let dir = crate::db::mtc::mtc_dir(&site.db_dir());
+    std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
+    if !crate::db::mtc::is_mtc_dir(&dir) {
+        let version = dir.join("VERSION");
+        let tmp = super::build::unique_tmp(&dir, "VERSION");
+        std::fs::write(&tmp, format!("{}\n", crate::db::mtc::MTC_VERSION_LINE))
+            // Another writer may have published it meanwhile: the same text, so either wins.
+            .and_then(|_| std::fs::rename(&tmp, &version))
+            .map_err(|e| solve_err!("{}: {e}", version.display()))?;
+    }
     let parts = site.db_dir().join("parts");
     std::fs::create_dir_all(&parts).map_err(|e| solve_err!("{}: {e}", parts.display()))?;
     let tmp_name = parts.join(format!("{slice}.mtc"));

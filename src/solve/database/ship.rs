@@ -10,7 +10,7 @@ use crate::cli::{CliError, json_line, millis, output_error};
 use crate::db::DbError;
 use crate::db::crc32::{Crc32, crc32};
 use crate::db::format::SliceFile;
-use crate::db::mtc::{MtcFile, mtc_path};
+use crate::db::mtc::{MtcFile, is_mtc_dir, mtc_dir, mtc_path};
 use crate::db::probe::{VERSION_LINE, list_slices, slice_path};
 use crate::files::FileOp;
 use crate::progress::Progress;
@@ -68,6 +68,14 @@ pub fn ship(
         &db.join("VERSION"),
         &partial.path.join("VERSION"),
     )?];
+    let mtc = mtc_dir(&db);
+    if is_mtc_dir(&mtc) {
+        let to = mtc_dir(&partial.path);
+        std::fs::create_dir(&to).map_err(|e| SolveError::file(FileOp::Creating, &to, e))?;
+        let mut version = copy_file(&mtc.join("VERSION"), &to.join("VERSION"))?;
+        version.name = format!("mtc/{}", version.name);
+        entries.push(version);
+    }
     if entries[0].crc != crc32(version.as_bytes()) {
         return Err(solve_err!(
             "{}: its copy differs",
@@ -327,7 +335,9 @@ fn copy_slice(db: &Path, to_dir: &Path, s: &Slice) -> Result<Vec<Entry>> {
     let from = mtc_path(db, s);
     if from.exists() {
         let to = mtc_path(to_dir, s);
-        entries.push(copy_file(&from, &to)?);
+        let mut entry = copy_file(&from, &to)?;
+        entry.name = format!("mtc/{}", entry.name);
+        entries.push(entry);
         let file = MtcFile::open(&to, s).map_err(|e| damaged(&from, e))?;
         for b in 0..file.blocks() {
             file.read_block(b).map_err(|e| damaged(&from, e))?;
