@@ -334,7 +334,7 @@ fn mtcver_finds_a_wrong_compressed_distance() {
     let slice: Slice = ONLY.parse().unwrap();
     for s in site.solved_slices().unwrap() {
         assert!(nowdb::solve::stage::is_verified(&site, &s), "{s}");
-        assert!(d.join(format!("db/{s}.mtc")).exists(), "{s}");
+        assert!(nowdb::db::mtc::mtc_path(&site.db_dir(), &s).exists(), "{s}");
     }
     let source = site.mtc_solved_file(&slice);
     let original = std::fs::read(&source).unwrap();
@@ -342,7 +342,7 @@ fn mtcver_finds_a_wrong_compressed_distance() {
     let job = Job::whole(Phase::MtcVer, slice, 0);
     let run = |bytes: &[u8]| {
         std::fs::write(&source, bytes).unwrap();
-        std::fs::remove_file(d.join(format!("db/{slice}.mtc"))).unwrap();
+        std::fs::remove_file(nowdb::db::mtc::mtc_path(&site.db_dir(), &slice)).unwrap();
         nowdb::solve::database::mtc::build_mtc(&site, &slice).unwrap();
         run_job(&site, &job, &RunOptions::default())
     };

@@ -2,8 +2,9 @@
 //! (`write.rs`), and the reader a probe decodes through.
 
 use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS, class_start};
-use super::crc32::{Crc32, crc32};
+use super::container::{Container, Kind, open_file};
 use super::error::{DbError, ReadAt, Result};
+
 use super::removed::Removal;
 use crate::slice::Slice;
 use crate::value::Value;
@@ -133,20 +134,11 @@ pub struct SliceFile {
     pub count: u64,
     /// Which positions have no stored value.
     pub removal: Removal,
-    /// The file's bytes (a file, or bytes in memory).
-    bytes: Box<dyn ReadAt>,
-    index: Vec<u64>,
-    /// Where the blocks start in the file, and the length of the last one.
-    blocks_at: u64,
-    last_len: usize,
+    /// Header, block index and blocks, as every kind of database file has them.
+    c: Container,
     sync_points: usize,
     /// The nominal bit of each sync point in a full block (`[0]`) and in the last (`[1]`).
     sync_bits: [[u16; MAX_SYNC_POINTS]; 2],
-    /// `buckets[k]`: the block holding position `k << bucket_shift`, and a last entry for
-    /// the slice's end; about four buckets per block, so that most buckets lie in one block
-    /// and the block index need not be read.
-    buckets: Vec<u32>,
-    bucket_shift: u32,
     /// The decoder of the file's built-in code.
     decoder: &'static Decoder,
 }
@@ -155,22 +147,13 @@ impl SliceFile {
     /// The memory this open file takes beside the struct itself (block index, buckets,
     /// path), in bytes.
     pub fn memory_bytes(&self) -> usize {
-        self.index.capacity() * std::mem::size_of::<u64>()
-            + self.buckets.capacity() * std::mem::size_of::<u32>()
-            + self.path.as_os_str().len()
+        self.c.memory_bytes()
     }
 
     /// Opens `path`, which must hold `slice`.
     pub fn open(path: &Path, slice: &Slice) -> Result<SliceFile> {
-        let file = File::open(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                DbError::Missing(format!(
-                    "{}: missing database slice {slice} (build it first)",
-                    path.display()
-                ))
-            } else {
-                DbError::io(path, "opening", e)
-            }
+        let file = open_file(path, || {
+            format!("missing database slice {slice} (build it first)")
         })?;
         SliceFile::from_reader(path, slice, Box::new(file))
     }
@@ -184,97 +167,37 @@ impl SliceFile {
     /// Checks the header and block index read through `bytes` (called `path` in errors),
     /// which must hold `slice`.
     pub fn from_reader(path: &Path, slice: &Slice, bytes: Box<dyn ReadAt>) -> Result<SliceFile> {
-        let bad = |what: String| DbError::format(path, what);
-        let len = bytes
-            .size()
-            .map_err(|e| DbError::io(path, "reading its size", e))?;
-        let mut header = [0u8; FIXED_HEADER];
-        if len < FIXED_HEADER as u64 + 4 {
-            return Err(bad(format!(
-                "truncated: {len} bytes, shorter than the header"
-            )));
-        }
-        bytes
-            .read_exact_at(&mut header, 0)
-            .map_err(|e| DbError::io(path, "reading the header", e))?;
-        if &header[0..8] != MAGIC {
-            return Err(bad("not a nowdb database slice (bad magic)".into()));
-        }
-        let u16_at = |o: usize| u16::from_le_bytes([header[o], header[o + 1]]);
-        let u32_at = |o: usize| u32::from_le_bytes(header[o..o + 4].try_into().unwrap());
-        let version = u32_at(8);
-        if version != VERSION {
-            return Err(bad(format!(
-                "database format version {version}; this nowdb reads version {VERSION}"
-            )));
-        }
-        let removal = Removal::from_number(u16_at(12));
-        let Some(removal) = removal.filter(|_| (u16_at(14) as usize) < CODES) else {
-            return Err(bad(format!(
-                "unknown removal rule {} or code kind {}",
-                u16_at(12),
-                u16_at(14)
-            )));
+        let kind = Kind {
+            magic: MAGIC,
+            version: VERSION,
+            what: "database slice",
+            format: "database format",
         };
-        let code = u16_at(14) as usize;
-        let name_end = header[16..32].iter().position(|&b| b == 0).unwrap_or(16);
-        let name = String::from_utf8_lossy(&header[16..16 + name_end]);
-        if name != slice.to_string() {
-            return Err(bad(format!("holds slice {name}, expected {slice}")));
-        }
-        let count = u64::from_le_bytes(header[32..40].try_into().unwrap());
-        if count != slice.count() {
-            return Err(bad(format!(
-                "{count} positions, but slice {slice} has {}",
-                slice.count()
-            )));
-        }
-        let blocks = u32_at(40) as u64;
-        let sync_points = u16_at(44) as usize;
-        let last_len = u16_at(46) as usize;
-        if !(1..=MAX_SYNC_POINTS).contains(&sync_points) || blocks == 0 {
-            return Err(bad(format!(
-                "bad header: {blocks} blocks, {sync_points} sync points"
-            )));
-        }
-        if !(header_bytes_for(sync_points)..=BLOCK_BYTES).contains(&last_len) {
-            return Err(bad(format!("bad header: last block of {last_len} bytes")));
-        }
-        let head_len = FIXED_HEADER;
-        let blocks_at = head_len as u64 + 4 + 8 * blocks;
-        let expected = blocks_at + (blocks - 1) * BLOCK_BYTES as u64 + last_len as u64;
-        if len != expected {
-            return Err(bad(format!(
-                "truncated or padded: {len} bytes, the header says {expected}"
-            )));
-        }
-        let mut rest = vec![0u8; 4 + blocks as usize * 8];
-        bytes
-            .read_exact_at(&mut rest, head_len as u64)
-            .map_err(|e| DbError::io(path, "reading the block index", e))?;
-        let mut crc = Crc32::default();
-        crc.update(&header[..head_len]);
-        crc.update(&rest[4..]);
-        if crc.finish() != u32::from_le_bytes(rest[0..4].try_into().unwrap()) {
-            return Err(DbError::corrupt(
-                path,
-                "CRC error in the header or block index",
-            ));
-        }
-        let index: Vec<u64> = rest[4..]
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        let increasing = index.windows(2).all(|w| w[0] < w[1]);
-        if index.first() != Some(&0) || !increasing || index.last().is_some_and(|&l| l >= count) {
-            return Err(bad(
-                "block index is not increasing from 0 within the slice".into()
-            ));
-        }
-        let (buckets, bucket_shift) = block_buckets(&index, count);
+        let mut own = (None, 0, 0);
+        let c = Container::read(path, slice, bytes, &kind, |header| {
+            let u16_at = |o: usize| u16::from_le_bytes([header[o], header[o + 1]]);
+            let bad = |what: String| DbError::format(path, what);
+            let removal = Removal::from_number(u16_at(12));
+            let Some(removal) = removal.filter(|_| (u16_at(14) as usize) < CODES) else {
+                return Err(bad(format!(
+                    "unknown removal rule {} or code kind {}",
+                    u16_at(12),
+                    u16_at(14)
+                )));
+            };
+            let sync_points = u16_at(44) as usize;
+            if !(1..=MAX_SYNC_POINTS).contains(&sync_points) {
+                return Err(bad(format!("bad header: {sync_points} sync points")));
+            }
+            own = (Some(removal), u16_at(14) as usize, sync_points);
+            Ok(header_bytes_for(sync_points))
+        })?;
+        let (Some(removal), code, sync_points) = own else {
+            unreachable!("checked by Container::read")
+        };
         let head = header_bytes_for(sync_points);
         let mut sync_bits = [[0u16; MAX_SYNC_POINTS]; 2];
-        for (table, len) in sync_bits.iter_mut().zip([BLOCK_BYTES, last_len]) {
+        for (table, len) in sync_bits.iter_mut().zip([BLOCK_BYTES, c.last_len]) {
             for (k, bit) in table.iter_mut().enumerate().take(sync_points) {
                 *bit = nominal_bit(k, len - head, sync_points) as u16;
             }
@@ -282,70 +205,38 @@ impl SliceFile {
         Ok(SliceFile {
             path: path.to_path_buf(),
             slice: *slice,
-            count,
+            count: c.count,
             removal,
-            bytes,
-            index,
-            blocks_at,
-            last_len,
+            c,
             sync_points,
             sync_bits,
-            buckets,
-            bucket_shift,
             decoder: decoder(code),
         })
     }
 
     pub fn blocks(&self) -> usize {
-        self.index.len()
+        self.c.blocks()
     }
 
     /// The block holding position `i`.
     #[inline]
     pub fn block_of(&self, i: u64) -> usize {
-        find_block(&self.index, &self.buckets, self.bucket_shift, i)
+        self.c.block_of(i)
     }
 
     /// The first position of block `b` (the slice's count past the last block).
     pub fn block_first(&self, b: usize) -> u64 {
-        self.index.get(b).copied().unwrap_or(self.count)
+        self.c.block_first(b)
     }
 
     /// Where block `b` starts in the file.
     pub fn block_offset(&self, b: usize) -> u64 {
-        self.blocks_at + (b * BLOCK_BYTES) as u64
-    }
-
-    fn block_len(&self, b: usize) -> usize {
-        if b + 1 == self.index.len() {
-            self.last_len
-        } else {
-            BLOCK_BYTES
-        }
+        self.c.block_offset(b)
     }
 
     /// Reads block `b` from disk and checks its CRC.
     pub fn read_block(&self, b: usize) -> Result<Box<Block>> {
-        let mut block = Box::new(Block {
-            bytes: [0u8; BLOCK_BYTES + 8],
-            first: self.index[b],
-        });
-        let len = self.block_len(b);
-        let offset = self.block_offset(b);
-        self.bytes
-            .read_exact_at(&mut block.bytes[..len], offset)
-            .map_err(|e| DbError::io(&self.path, format!("block {b}"), e))?;
-        let stored = u32::from_le_bytes(block.bytes[0..4].try_into().unwrap());
-        if crc32(&block.bytes[4..len]) != stored {
-            return Err(DbError::corrupt(
-                &self.path,
-                format!(
-                    "CRC error in block {b} (file bytes {offset}..{})",
-                    offset + len as u64
-                ),
-            ));
-        }
-        Ok(block)
+        self.c.read_block(b)
     }
 
     /// Decodes the next run at `c`: its value code and length.
@@ -376,7 +267,7 @@ impl SliceFile {
             return Err(self.corrupt(b));
         }
         let head = header_bytes_for(self.sync_points);
-        let limit = ((self.block_len(b) - head) * 8) as u64;
+        let limit = ((self.c.block_len(b) - head) * 8) as u64;
         Ok(Cursor {
             bit,
             state,
@@ -411,7 +302,7 @@ impl SliceFile {
             if pos > target {
                 return Err(self.corrupt(b));
             }
-            let last = (b + 1 == self.index.len()) as usize;
+            let last = (b + 1 == self.c.blocks()) as usize;
             let delta = (e >> OFFSET_BITS) & ((1 << DELTA_BITS) - 1);
             bit = self.sync_bits[last][k] as u64 + delta as u64;
             state = (e >> STATE_SHIFT) as u8;
@@ -420,7 +311,7 @@ impl SliceFile {
         let mut c = self.start(b, state, bit)?;
         // The run of value code `v` that starts `at` and holds the target, within the block.
         let found = |v: u8, at: u64, len: u64| {
-            let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+            let end = self.c.block_first(b + 1);
             Ok((value_of(v), first + at, (first + at + len).min(end)))
         };
         loop {
@@ -487,13 +378,13 @@ impl SliceFile {
             return Ok(());
         }
         let first_block = self.block_of(from);
-        for b in first_block..self.index.len() {
-            let first = self.index[b];
+        for b in first_block..self.c.blocks() {
+            let first = self.c.block_first(b);
             if first >= to {
                 break;
             }
             let block = self.read_block(b)?;
-            let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+            let end = self.c.block_first(b + 1);
             let mut c = self.start(b, block.bytes[4], 0)?;
             let mut pos = first;
             while pos < end.min(to) {

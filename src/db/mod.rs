@@ -17,6 +17,7 @@
 mod boundaries;
 pub mod cache;
 pub mod code;
+mod container;
 pub mod crc32;
 pub mod decoded;
 mod default_code;

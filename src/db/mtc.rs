@@ -5,9 +5,10 @@
 //! through them. Same container as a `.ndb` file (header, CRC, block index, 1 KiB blocks
 //! each with its CRC); the blocks hold byte-coded runs.
 
+use super::container::{Container, Kind, open_file};
 use super::crc32::{Crc32, crc32};
 use super::error::{DbError, ReadAt, Result};
-use super::format::{BLOCK_BYTES, Block, block_buckets, find_block};
+use super::format::{BLOCK_BYTES, Block, FIXED_HEADER};
 use crate::slice::Slice;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -18,8 +19,6 @@ pub const MTC_VERSION: u32 = 1;
 /// the measured sweet spot: 2..6 at 10 plies takes 115.6 positions a byte, at 8 78.6, at
 /// 12 165.4; docs/PERFORMANCE.md).
 pub const THRESHOLD: u32 = 10;
-/// The header before its CRC.
-const FIXED_HEADER: usize = 48;
 /// A block's CRC, then its runs.
 const BLOCK_HEAD: usize = 4;
 /// The symbol byte of "short".
@@ -191,26 +190,14 @@ pub struct MtcFile {
     pub slice: Slice,
     pub count: u64,
     pub threshold: u32,
-    bytes: Box<dyn ReadAt>,
-    index: Vec<u64>,
-    blocks_at: u64,
-    last_len: usize,
-    buckets: Vec<u32>,
-    bucket_shift: u32,
+    c: Container,
 }
 
 impl MtcFile {
     /// Opens `path`, which must hold the distances of `slice`.
     pub fn open(path: &Path, slice: &Slice) -> Result<MtcFile> {
-        let file = File::open(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                DbError::Missing(format!(
-                    "{}: missing moves to conversion of slice {slice} (build them with --mtc)",
-                    path.display()
-                ))
-            } else {
-                DbError::io(path, "opening", e)
-            }
+        let file = open_file(path, || {
+            format!("missing moves to conversion of slice {slice} (build them with --mtc)")
         })?;
         MtcFile::from_reader(path, slice, Box::new(file))
     }
@@ -221,145 +208,50 @@ impl MtcFile {
     }
 
     fn from_reader(path: &Path, slice: &Slice, bytes: Box<dyn ReadAt>) -> Result<MtcFile> {
-        let bad = |what: String| DbError::format(path, what);
-        let len = bytes
-            .size()
-            .map_err(|e| DbError::io(path, "reading its size", e))?;
-        if len < FIXED_HEADER as u64 + 4 {
-            return Err(bad(format!(
-                "truncated: {len} bytes, shorter than the header"
-            )));
-        }
-        let mut header = [0u8; FIXED_HEADER];
-        bytes
-            .read_exact_at(&mut header, 0)
-            .map_err(|e| DbError::io(path, "reading the header", e))?;
-        if &header[0..8] != MTC_MAGIC {
-            return Err(bad(
-                "not a nowdb moves-to-conversion file (bad magic)".into()
-            ));
-        }
-        let u16_at = |o: usize| u16::from_le_bytes([header[o], header[o + 1]]);
-        let u32_at = |o: usize| u32::from_le_bytes(header[o..o + 4].try_into().unwrap());
-        let version = u32_at(8);
-        if version != MTC_VERSION {
-            return Err(bad(format!(
-                "moves-to-conversion format version {version}; this nowdb reads version {MTC_VERSION}"
-            )));
-        }
-        let threshold = u16_at(12) as u32;
-        if !(1..=254).contains(&threshold) {
-            return Err(bad(format!("bad header: threshold {threshold}")));
-        }
-        let name_end = header[16..32].iter().position(|&b| b == 0).unwrap_or(16);
-        let name = String::from_utf8_lossy(&header[16..16 + name_end]);
-        if name != slice.to_string() {
-            return Err(bad(format!("holds slice {name}, expected {slice}")));
-        }
-        let count = u64::from_le_bytes(header[32..40].try_into().unwrap());
-        if count != slice.count() {
-            return Err(bad(format!(
-                "{count} positions, but slice {slice} has {}",
-                slice.count()
-            )));
-        }
-        let blocks = u32_at(40) as u64;
-        let last_len = u16_at(46) as usize;
-        if blocks == 0 || !(BLOCK_HEAD + 2..=BLOCK_BYTES).contains(&last_len) {
-            return Err(bad(format!(
-                "bad header: {blocks} blocks, last block of {last_len} bytes"
-            )));
-        }
-        let blocks_at = FIXED_HEADER as u64 + 4 + 8 * blocks;
-        let expected = blocks_at + (blocks - 1) * BLOCK_BYTES as u64 + last_len as u64;
-        if len != expected {
-            return Err(bad(format!(
-                "truncated or padded: {len} bytes, the header says {expected}"
-            )));
-        }
-        let mut rest = vec![0u8; 4 + blocks as usize * 8];
-        bytes
-            .read_exact_at(&mut rest, FIXED_HEADER as u64)
-            .map_err(|e| DbError::io(path, "reading the block index", e))?;
-        let mut crc = Crc32::default();
-        crc.update(&header);
-        crc.update(&rest[4..]);
-        if crc.finish() != u32::from_le_bytes(rest[0..4].try_into().unwrap()) {
-            return Err(DbError::corrupt(
-                path,
-                "CRC error in the header or block index",
-            ));
-        }
-        let index: Vec<u64> = rest[4..]
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        let increasing = index.windows(2).all(|w| w[0] < w[1]);
-        if index.first() != Some(&0) || !increasing || index.last().is_some_and(|&l| l >= count) {
-            return Err(bad(
-                "block index is not increasing from 0 within the slice".into()
-            ));
-        }
-        let (buckets, bucket_shift) = block_buckets(&index, count);
+        let kind = Kind {
+            magic: MTC_MAGIC,
+            version: MTC_VERSION,
+            what: "moves-to-conversion file",
+            format: "moves-to-conversion format",
+        };
+        let mut threshold = 0;
+        let c = Container::read(path, slice, bytes, &kind, |header| {
+            threshold = u16::from_le_bytes([header[12], header[13]]) as u32;
+            match (1..=254).contains(&threshold) {
+                true => Ok(BLOCK_HEAD + 2),
+                false => Err(DbError::format(
+                    path,
+                    format!("bad header: threshold {threshold}"),
+                )),
+            }
+        })?;
         Ok(MtcFile {
             path: path.to_path_buf(),
             slice: *slice,
-            count,
+            count: c.count,
             threshold,
-            bytes,
-            index,
-            blocks_at,
-            last_len,
-            buckets,
-            bucket_shift,
+            c,
         })
     }
 
     pub fn blocks(&self) -> usize {
-        self.index.len()
+        self.c.blocks()
     }
 
     /// The memory this open file takes beside the struct itself, in bytes.
     pub fn memory_bytes(&self) -> usize {
-        self.index.capacity() * 8 + self.buckets.capacity() * 4 + self.path.as_os_str().len()
+        self.c.memory_bytes()
     }
 
     /// The block holding position `i`.
     #[inline]
     pub fn block_of(&self, i: u64) -> usize {
-        find_block(&self.index, &self.buckets, self.bucket_shift, i)
-    }
-
-    fn block_len(&self, b: usize) -> usize {
-        if b + 1 == self.index.len() {
-            self.last_len
-        } else {
-            BLOCK_BYTES
-        }
+        self.c.block_of(i)
     }
 
     /// Reads block `b` and checks its CRC.
     pub fn read_block(&self, b: usize) -> Result<Box<Block>> {
-        let mut block = Box::new(Block {
-            bytes: [0u8; BLOCK_BYTES + 8],
-            first: self.index[b],
-        });
-        let len = self.block_len(b);
-        let offset = self.blocks_at + (b * BLOCK_BYTES) as u64;
-        self.bytes
-            .read_exact_at(&mut block.bytes[..len], offset)
-            .map_err(|e| DbError::io(&self.path, format!("block {b}"), e))?;
-        let stored = u32::from_le_bytes(block.bytes[0..4].try_into().unwrap());
-        if crc32(&block.bytes[BLOCK_HEAD..len]) != stored {
-            return Err(DbError::corrupt(
-                &self.path,
-                format!(
-                    "CRC error in block {b} (file bytes {offset}..{})",
-                    offset + len as u64
-                ),
-            ));
-        }
-        Ok(block)
+        self.c.read_block(b)
     }
 
     /// The stored distance of position `i` in block `b` (read by [`MtcFile::read_block`]),
@@ -367,7 +259,7 @@ impl MtcFile {
     #[inline]
     pub fn run_in_block(&self, block: &Block, b: usize, i: u64) -> Result<(Stored, u64, u64)> {
         let mut runs = Runs {
-            bytes: &block.bytes[BLOCK_HEAD..self.block_len(b)],
+            bytes: &block.bytes[BLOCK_HEAD..self.c.block_len(b)],
             at: 0,
             first: block.first,
         };
@@ -407,9 +299,9 @@ impl MtcFile {
             if block.first >= last {
                 break;
             }
-            let end = self.index.get(b + 1).copied().unwrap_or(self.count);
+            let end = self.c.block_first(b + 1);
             let mut runs = Runs {
-                bytes: &block.bytes[BLOCK_HEAD..self.block_len(b)],
+                bytes: &block.bytes[BLOCK_HEAD..self.c.block_len(b)],
                 at: 0,
                 first: block.first,
             };
@@ -436,6 +328,52 @@ impl MtcFile {
             }
         }
         Ok(())
+    }
+}
+
+/// A slice's runs held in memory (first position and symbol of each), read by binary
+/// search: for walks that look up many positions of one slice (`mtcver` reads the mirror's
+/// distances of every king move), where decoding a block from its start each time would
+/// cost a thousand runs a lookup. About 9 bytes a run.
+pub struct MtcRuns {
+    starts: Vec<u64>,
+    symbols: Vec<u8>,
+    threshold: u32,
+}
+
+impl MtcRuns {
+    /// The stored distance of position `i`.
+    #[inline]
+    pub fn get(&self, i: u64) -> Stored {
+        let k = self.starts.partition_point(|&s| s <= i) - 1;
+        stored_of(self.symbols[k], self.threshold)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.starts.capacity() * 8 + self.symbols.capacity()
+    }
+}
+
+impl MtcFile {
+    /// Every run of the slice, read into memory (every block's CRC checked).
+    pub fn runs(&self) -> Result<MtcRuns> {
+        let mut runs = MtcRuns {
+            starts: Vec::new(),
+            symbols: Vec::new(),
+            threshold: self.threshold,
+        };
+        self.for_each_run::<DbError>(0, self.count, |stored, first, _| {
+            runs.starts.push(first);
+            runs.symbols.push(symbol_of(
+                match stored {
+                    Stored::Short => 0,
+                    Stored::Plies(d) => d,
+                },
+                self.threshold,
+            ));
+            Ok(())
+        })?;
+        Ok(runs)
     }
 }
 
@@ -497,6 +435,12 @@ mod tests {
                     d => Stored::Plies(d),
                 };
                 assert_eq!(file.get(i as u64).unwrap(), want, "position {i}");
+            }
+        }
+        let runs = file.runs().unwrap();
+        for (i, &b) in bytes.iter().enumerate() {
+            if b != 0 {
+                assert_eq!(runs.get(i as u64), file.get(i as u64).unwrap());
             }
         }
         let mut n = 0;

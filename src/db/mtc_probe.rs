@@ -62,17 +62,14 @@ impl Database {
         };
         let i = s.index.index(pos);
         let b = s.file.block_of(i);
-        let key = (s.id as u64) << 32 | b as u64;
-        let read = |block: &super::format::Block| Ok(s.file.run_in_block(block, b, i)?.0);
-        match fetch {
-            Fetch::Load => self
-                .cache
-                .with_block(key, &s.hints[b], || s.file.read_block(b), read),
-            Fetch::CachedOnly => self
-                .cache
-                .with_cached_block(key, &s.hints[b], read)
-                .unwrap_or(Err(DbError::NotInCache)),
-        }
+        self.cached_block(
+            s.id,
+            &s.hints[b],
+            b,
+            fetch,
+            || s.file.read_block(b),
+            |block| Ok(s.file.run_in_block(block, b, i)?.0),
+        )
     }
 
     /// The MTC files opened so far.

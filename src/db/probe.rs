@@ -449,14 +449,27 @@ impl Database {
         fetch: Fetch,
         f: impl FnOnce(&Block) -> Result<R>,
     ) -> Result<R> {
-        let key = (s.id as u64) << 32 | b as u64;
+        self.cached_block(s.id, &s.hints[b], b, fetch, || s.file.read_block(b), f)
+    }
+
+    /// `f` of block `b` of the file numbered `id` (whose block `b` the cache remembers in
+    /// `hint`), from where `fetch` allows; `read` reads it from disk.
+    #[inline(always)]
+    pub(super) fn cached_block<R>(
+        &self,
+        id: u32,
+        hint: &SlotHint,
+        b: usize,
+        fetch: Fetch,
+        read: impl FnOnce() -> Result<Box<Block>>,
+        f: impl FnOnce(&Block) -> Result<R>,
+    ) -> Result<R> {
+        let key = (id as u64) << 32 | b as u64;
         match fetch {
-            Fetch::Load => self
-                .cache
-                .with_block(key, &s.hints[b], || s.file.read_block(b), f),
+            Fetch::Load => self.cache.with_block(key, hint, read, f),
             Fetch::CachedOnly => self
                 .cache
-                .with_cached_block(key, &s.hints[b], f)
+                .with_cached_block(key, hint, f)
                 .unwrap_or(Err(DbError::NotInCache)),
         }
     }

@@ -99,6 +99,16 @@ struct Bounds {
 pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let s = db.mtc_slice(&job.slice)?;
     let threshold = s.file.threshold;
+    // Every king move reaches the mirror: its distances in memory, looked up by search.
+    let mirror = db.mtc_slice(&job.slice.mirror())?;
+    let mirror_runs = mirror.file.runs()?;
+    let mut stored_child = |child: &crate::Position| -> Result<Stored> {
+        match child.black == 0 || child.white == 0 {
+            true => Ok(Stored::Short),
+            false => Ok(mirror_runs.get(mirror.index.index(child))),
+        }
+    };
+    let mirror_threshold = mirror.file.threshold;
     let mut lookup = DbLookup::new(db.clone());
     let mut moves = MoveList::new();
     let mut e = s.index.enumerate_from(job.first);
@@ -119,7 +129,14 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                     continue;
                 }
                 generate_moves(&pos, &mut moves);
-                let b = bounds(db, &mut lookup, &pos, value, moves.as_slice())?;
+                let b = bounds(
+                    &mut lookup,
+                    &mut stored_child,
+                    mirror_threshold,
+                    &pos,
+                    value,
+                    moves.as_slice(),
+                )?;
                 let fits = match stored {
                     Stored::Short => b.lo < threshold,
                     Stored::Plies(d) => b.lo <= d && d <= b.hi,
@@ -152,10 +169,13 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
     Ok(Outcome::Done(stats))
 }
 
-/// The bounds the moves of `pos` (valued `value`, won or lost) give its distance.
+/// The bounds the moves of `pos` (valued `value`, won or lost) give its distance; the
+/// stored distances of the positions its king moves reach (in the mirror, whose threshold
+/// is `threshold`) from `stored`.
 fn bounds(
-    db: &Database,
     lookup: &mut DbLookup,
+    stored: &mut impl FnMut(&crate::Position) -> Result<Stored>,
+    threshold: u32,
     pos: &crate::Position,
     value: Value,
     moves: &[crate::Move],
@@ -176,14 +196,14 @@ fn bounds(
             if win && lookup.probe(&child)? != Value::Loss {
                 continue;
             }
-            match db.stored_mtc(&child)? {
+            match stored(&child)? {
                 Stored::Plies(e) => Bounds {
                     lo: e + 1,
                     hi: e + 1,
                 },
                 Stored::Short => Bounds {
                     lo: 1,
-                    hi: db.mtc_slice(&Slice::of(&child))?.file.threshold,
+                    hi: threshold,
                 },
             }
         };
