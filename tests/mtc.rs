@@ -144,6 +144,17 @@ fn the_queues_build_the_same_distances_as_the_local_build() {
     );
     run_daemon(&queued);
     assert_same_build(&local, &queued, "plan --mtc through the queues");
+    // Every slice's values and distances checked (`ver`, `mtcver`), by pair jobs and by
+    // phase jobs alike.
+    let all_verified = |site: &Path| {
+        let site = Site::new(site);
+        for s in site.solved_slices().unwrap() {
+            assert!(nowdb::solve::stage::is_verified(&site, &s), "{s}");
+            let marker = nowdb::solve::stage::files::mtc_verified_marker(&site, &s);
+            assert!(marker.exists(), "{}", marker.display());
+        }
+    };
+    all_verified(&queued);
     // A site whose values were built without distances: the plan queues their first rounds.
     let later = fixture::scratch("mtc", "later4");
     build(&later, 4, |_| {});
@@ -154,6 +165,7 @@ fn the_queues_build_the_same_distances_as_the_local_build() {
     assert!(lines.contains("mtc 2200.--"), "{lines}");
     run_daemon(&later);
     assert_same_build(&local, &later, "distances added to a finished site");
+    all_verified(&later);
     let stage = std::fs::read_to_string(later.join("done/2200.--.stage")).unwrap();
     assert_eq!(stage.trim(), "done");
 }
