@@ -108,12 +108,10 @@ impl Database {
         let file = MtcFile::open(&path, slice)?;
         Ok(slot.get_or_init(|| {
             Box::new(OpenMtc {
-                hints: (0..file.blocks()).map(|_| SlotHint::default()).collect(),
+                hints: super::probe::hints(file.blocks()),
                 file,
                 index: SliceIndex::new(*slice),
-                id: self
-                    .next_id
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                id: self.file_id(),
             })
         }))
     }

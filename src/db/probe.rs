@@ -93,6 +93,11 @@ pub enum Fetch {
     CachedOnly,
 }
 
+/// Empty cache hints for a file of `blocks` blocks.
+pub(super) fn hints(blocks: usize) -> Box<[SlotHint]> {
+    (0..blocks).map(|_| SlotHint::default()).collect()
+}
+
 /// A compressed database directory (`<site>/db`), safe to share between threads.
 pub struct Database {
     pub(super) dir: PathBuf,
@@ -101,8 +106,8 @@ pub struct Database {
     /// open is not there, and the directory is not looked at again.
     all_open: bool,
     /// Numbers the opened slices for the block cache's keys.
-    pub(super) next_id: std::sync::atomic::AtomicU32,
-    pub(super) cache: BlockCache,
+    next_id: std::sync::atomic::AtomicU32,
+    cache: BlockCache,
     /// The compressed moves-to-conversion files opened so far ([`Database::probe_mtc`]).
     /// (Made on first use: a database probed for values only does not pay for the table.)
     pub(super) mtc: OnceLock<SliceTable<super::mtc_probe::OpenMtc>>,
@@ -420,14 +425,18 @@ impl Database {
         // Threads opening the same slice at once: one wins, the others' copies are dropped.
         Ok(slot.get_or_init(|| {
             Box::new(OpenSlice {
-                hints: (0..file.blocks()).map(|_| SlotHint::default()).collect(),
+                hints: hints(file.blocks()),
                 file,
                 index: SliceIndex::new(*slice),
-                id: self
-                    .next_id
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                id: self.file_id(),
             })
         }))
+    }
+
+    /// A new number for an opened file in the block cache's keys.
+    pub(super) fn file_id(&self) -> u32 {
+        self.next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// `f` of block `b` of an opened slice, read through the cache.
