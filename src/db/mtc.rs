@@ -1,4 +1,4 @@
-//! The compressed moves-to-conversion file of a slice, `db/<slice>.mtc` (docs/FORMAT.md,
+//! The compressed moves-to-conversion file of a slice, `db/mtc/<slice>.mtc` (docs/FORMAT.md,
 //! "The compressed MTC file"): the distances of the won and lost positions from
 //! [`THRESHOLD`] plies up, exactly; below it only "short". Draws are free to take any
 //! value (the win/loss/draw file says which positions are draws), so runs continue

@@ -170,12 +170,11 @@ impl ExactDistances {
         self.searched += 1;
         let mut moves = MoveList::new();
         generate_moves(pos, &mut moves);
-        // No move: lost at 0. Otherwise every move takes a ply.
-        let mut answer = moves.is_empty() || k > 0;
-        if answer && !moves.is_empty() {
-            let win = value == Value::Win;
-            // The winner needs one move that is quick enough; every move of the loser must be.
-            answer = !win;
+        let win = value == Value::Win;
+        // No move: lost at 0. Otherwise every move takes a ply, and the winner needs one
+        // move that is quick enough where every move of the loser must be.
+        let mut answer = moves.is_empty() || (k > 0 && !win);
+        if k > 0 && !moves.is_empty() {
             for m in moves.iter() {
                 let child = pos.successor(m);
                 let child_value = db.probe(&child)?;

@@ -29,8 +29,8 @@ use crate::lock::{LockFile, Machine};
 use crate::slice::{Slice, SlicePair};
 use crate::solve::stage::machine::{self, Effect, Facts};
 use crate::solve::stage::{
-    Stage, below_verified, has_distances, mark_mtc_verified, mark_verified, mtc_done, publish_mtc,
-    publish_pair, que_input, reached, read_record, round_changes, verified_markers, write_record,
+    Stage, below_verified, mark_mtc_verified, mark_verified, mtc_done, publish_mtc, publish_pair,
+    que_input, reached, read_record, round_changes, verified_markers, write_record,
 };
 use crate::solve::{Job, Phase, PhaseStats, Site};
 use std::collections::HashMap;
@@ -267,8 +267,7 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
                     .iter()
                     .all(|s| crate::solve::stage::files::is_built(site, s)),
             mtc: crate::solve::mtc::wanted(site),
-            mtc_done: stage == Stage::Fill && mtc_done(site, &slices),
-            distances: stage == Stage::Ver && slices.iter().all(|s| has_distances(site, s)),
+            mtc_done: matches!(stage, Stage::Fill | Stage::Ver) && mtc_done(site, &slices),
             ..Facts::new(slices.len())
         };
         let t = machine::after(stage, &facts);
@@ -528,12 +527,11 @@ pub fn plan_lines(
                 }
             }
         }
-        for w in machine::work(Stage::Ver, &slices, none, |_| false)? {
-            if !crate::solve::stage::files::values_verified(site, &w.slice)
-                && !phase_started(&w.slice, Phase::Ver)
-            {
-                add(w.phase, false, 1, w.slice);
-            }
+        let verified = |s: &Slice| {
+            crate::solve::stage::files::values_verified(site, s) || phase_started(s, Phase::Ver)
+        };
+        for w in machine::work(Stage::Ver, &slices, none, verified)? {
+            add(w.phase, false, 1, w.slice);
         }
     }
     Ok(out)

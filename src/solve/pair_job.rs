@@ -201,7 +201,6 @@ fn run_stages(
         below_verified: true,
         ..Facts::new(slices.len())
     };
-    let built = |s: &Slice| super::stage::files::is_built(site, s);
     facts.mtc = crate::solve::mtc::wanted(site);
     while stage != Stage::Done {
         if stage == Stage::Mtc(1) {
@@ -215,10 +214,9 @@ fn run_stages(
             false => opts,
         };
         let mut looked = 0;
-        for w in super::stage::machine::work(stage, slices, |s, r| que_input(work, s, r), built)? {
-            // A pair whose distances came after its values were verified checks only them.
-            let verified = |s: &Slice| super::stage::files::values_verified(site, s);
-            if w.is_empty() || (w.phase == super::Phase::Ver && verified(&w.slice)) {
+        let done = |s: &Slice| super::stage::files::stage_done(site, stage, s);
+        for w in super::stage::machine::work(stage, slices, |s, r| que_input(work, s, r), done)? {
+            if w.is_empty() {
                 continue;
             }
             let before = total.looked;
@@ -237,10 +235,11 @@ fn run_stages(
             _ => 0,
         };
         // Read only where the machine uses it: each read is a round trip on a network site.
-        facts.built = stage == Stage::Fill && slices.iter().all(built);
-        facts.mtc_done = stage == Stage::Fill && facts.mtc && mtc_done(site, slices);
-        facts.distances =
-            stage == Stage::Ver && slices.iter().all(|s| super::stage::has_distances(work, s));
+        facts.built = stage == Stage::Fill
+            && slices
+                .iter()
+                .all(|s| super::stage::files::is_built(site, s));
+        facts.mtc_done = matches!(stage, Stage::Fill | Stage::Ver) && mtc_done(site, slices);
         let t = super::stage::machine::after(stage, &facts);
         match t.effect {
             Some(Effect::Publish) => publish_pair(work, slices, true)?,

@@ -87,16 +87,21 @@ fn parts_dir(site: &Site, slice: &Slice) -> PathBuf {
 
 /// Writes `db/VERSION` once (temp + rename).
 pub fn ensure_version_file(site: &Site) -> Result<()> {
-    let dir = site.db_dir();
-    let path = dir.join("VERSION");
     // A database of an older version is being built again: its files are replaced one by
     // one, each checked by its own header.
-    if std::fs::read_to_string(&path).is_ok_and(|v| v.lines().next() == Some(VERSION_LINE)) {
+    ensure_version_line(&site.db_dir(), VERSION_LINE)
+}
+
+/// Writes `dir/VERSION` holding `line` unless its first line is that already (the
+/// directory created if need be; temp + rename).
+pub(super) fn ensure_version_line(dir: &Path, line: &str) -> Result<()> {
+    let path = dir.join("VERSION");
+    if std::fs::read_to_string(&path).is_ok_and(|v| v.lines().next() == Some(line)) {
         return Ok(());
     }
-    std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    let tmp = unique_tmp(&dir, "VERSION");
-    std::fs::write(&tmp, format!("{VERSION_LINE}\n"))
+    std::fs::create_dir_all(dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
+    let tmp = unique_tmp(dir, "VERSION");
+    std::fs::write(&tmp, format!("{line}\n"))
         // Another writer may have published it meanwhile: the same text, so either wins.
         .and_then(|_| std::fs::rename(&tmp, &path))
         .map_err(|e| solve_err!("{}: {e}", path.display()))

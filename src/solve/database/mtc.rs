@@ -1,11 +1,12 @@
-//! The moves to conversion in the compressed database: `build` writes `db/<slice>.mtc`
-//! from `solved/<slice>.mtc` (one pass over the slice, whichever job publishes or finds the
-//! value file), and `ver` checks every won and lost position's stored distance against its
-//! moves, read from the compressed files only (docs/FORMAT.md, "The compressed MTC file").
+//! The moves to conversion in the compressed database: `build` writes `db/mtc/<slice>.mtc`
+//! from `solved/<slice>.mtc` (one pass over the slice, by whichever job publishes or finds
+//! the value file; in the queues when the pair's distances are published), and `mtcver`
+//! checks every won and lost position's stored distance against its moves, read from the
+//! compressed files only (docs/FORMAT.md, "The compressed MTC file").
 
 use super::build::{STOP_CHECK, from_the_start, stop_requested};
 use crate::board::{MoveList, generate_moves};
-use crate::db::mtc::{MtcFile, Stored, code_mtc, is_current, mtc_path};
+use crate::db::mtc::{Stored, code_mtc, is_current, mtc_path};
 use crate::db::mtc_probe::converts;
 use crate::db::probe::{Database, DbLookup};
 use crate::notation::position_fen;
@@ -17,7 +18,7 @@ use crate::solve_err;
 use std::io::Read;
 use std::sync::Arc;
 
-/// Writes `db/<slice>.mtc` when the slice has distances in `solved/` and its compressed
+/// Writes `db/mtc/<slice>.mtc` when the slice has distances in `solved/` and its compressed
 /// file is missing or of another version. The bytes depend only on the distances, so
 /// jobs that write it at once write the same file (each through its own temporary).
 pub fn build_mtc(site: &Site, slice: &Slice) -> Result<()> {
@@ -60,16 +61,10 @@ pub fn build_mtc(site: &Site, slice: &Slice) -> Result<()> {
     }
     let coded =
         coded.ok_or_else(|| solve_err!("{}: not one distance a position", source.display()))?;
-    let dir = crate::db::mtc::mtc_dir(&site.db_dir());
-    std::fs::create_dir_all(&dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    if !crate::db::mtc::is_mtc_dir(&dir) {
-        let version = dir.join("VERSION");
-        let tmp = super::build::unique_tmp(&dir, "VERSION");
-        std::fs::write(&tmp, format!("{}\n", crate::db::mtc::MTC_VERSION_LINE))
-            // Another writer may have published it meanwhile: the same text, so either wins.
-            .and_then(|_| std::fs::rename(&tmp, &version))
-            .map_err(|e| solve_err!("{}: {e}", version.display()))?;
-    }
+    super::build::ensure_version_line(
+        &crate::db::mtc::mtc_dir(&site.db_dir()),
+        crate::db::mtc::MTC_VERSION_LINE,
+    )?;
     let parts = site.db_dir().join("parts");
     std::fs::create_dir_all(&parts).map_err(|e| solve_err!("{}: {e}", parts.display()))?;
     let tmp_name = parts.join(format!("{slice}.mtc"));
@@ -102,11 +97,9 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
     // Every king move reaches the mirror: its distances in memory, looked up by search.
     let mirror = db.mtc_slice(&job.slice.mirror())?;
     let mirror_runs = mirror.file.runs()?;
-    let mut stored_child = |child: &crate::Position| -> Result<Stored> {
-        match child.black == 0 || child.white == 0 {
-            true => Ok(Stored::Short),
-            false => Ok(mirror_runs.get(mirror.index.index(child))),
-        }
+    let stored_child = |child: &crate::Position| match child.black == 0 || child.white == 0 {
+        true => Stored::Short,
+        false => mirror_runs.get(mirror.index.index(child)),
     };
     let mirror_threshold = mirror.file.threshold;
     let mut lookup = DbLookup::new(db.clone());
@@ -131,7 +124,7 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                 generate_moves(&pos, &mut moves);
                 let b = bounds(
                     &mut lookup,
-                    &mut stored_child,
+                    &stored_child,
                     mirror_threshold,
                     &pos,
                     value,
@@ -174,7 +167,7 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
 /// is `threshold`) from `stored`.
 fn bounds(
     lookup: &mut DbLookup,
-    stored: &mut impl FnMut(&crate::Position) -> Result<Stored>,
+    stored: &impl Fn(&crate::Position) -> Stored,
     threshold: u32,
     pos: &crate::Position,
     value: Value,
@@ -187,16 +180,14 @@ fn bounds(
     let mut best: Option<Bounds> = None;
     for m in moves {
         let child = pos.successor(m);
+        // The winner's distance counts only its winning moves.
+        if win && lookup.probe(&child)? != Value::Loss {
+            continue;
+        }
         let this = if converts(pos, m) {
-            if win && lookup.probe(&child)? != Value::Loss {
-                continue;
-            }
             Bounds { lo: 1, hi: 1 }
         } else {
-            if win && lookup.probe(&child)? != Value::Loss {
-                continue;
-            }
-            match stored(&child)? {
+            match stored(&child) {
                 Stored::Plies(e) => Bounds {
                     lo: e + 1,
                     hi: e + 1,
@@ -225,14 +216,4 @@ fn bounds(
             position_fen(pos)
         )
     })
-}
-
-/// Whether the `ver` job must check the slice's distances: it has a compressed MTC file.
-pub fn has_mtc_file(db: &Database, slice: &Slice) -> bool {
-    is_current(&mtc_path(db.dir(), slice))
-}
-
-/// A checked MTC file of `slice` opened on its own (for reports and tests).
-pub fn open_mtc(site: &Site, slice: &Slice) -> Result<MtcFile> {
-    Ok(MtcFile::open(&mtc_path(&site.db_dir(), slice), slice)?)
 }

@@ -12,7 +12,7 @@
 use super::disk::DiskNeeds;
 use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
 use super::solved::SolvedStore;
-use super::stage::files::{enter as enter_files, has_distances, is_built, values_verified};
+use super::stage::files::{enter as enter_files, is_built, stage_done};
 use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
     Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
@@ -223,12 +223,8 @@ impl Builder<'_> {
             stage,
             &slices,
             |s, r| que_input(site, s, r),
-            |s| is_built(site, s),
-        )?
-        .into_iter()
-        // A pair whose distances came after its values were verified checks only them.
-        .filter(|w| !(w.phase == Phase::Ver && values_verified(site, &w.slice)))
-        .collect::<Vec<_>>();
+            |s| stage_done(site, stage, s),
+        )?;
         let mut jobs = Vec::new();
         for w in work.iter().filter(|w| !w.is_empty()) {
             jobs.extend(match w.reads_queue() {
@@ -265,8 +261,6 @@ impl Builder<'_> {
                 && st.slices.iter().all(|s| is_built(self.site, s)),
             mtc: crate::solve::mtc::wanted(self.site),
             mtc_done: mtc_done(self.site, &st.slices),
-            distances: st.stage == Stage::Ver
-                && st.slices.iter().all(|s| has_distances(self.site, s)),
         })
     }
 

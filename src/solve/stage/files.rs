@@ -153,7 +153,7 @@ pub fn values_verified(site: &Site, s: &Slice) -> bool {
 }
 
 /// Whether slice `s` has moves to conversion in `solved/`, which its database then holds.
-pub fn has_distances(site: &Site, s: &Slice) -> bool {
+fn has_distances(site: &Site, s: &Slice) -> bool {
     site.mtc_solved_file(s).exists()
 }
 
@@ -187,6 +187,17 @@ fn write_markers(
     Ok(())
 }
 
+/// The work of `stage` on slice `s` that is done already ([`super::machine::work`]'s
+/// `done`): `build` of a slice with current database files, `ver` of one whose values were
+/// verified before its distances came (it goes on to `mtcver` alone).
+pub fn stage_done(site: &Site, stage: Stage, s: &Slice) -> bool {
+    match stage {
+        Stage::Build => is_built(site, s),
+        Stage::Ver => values_verified(site, s),
+        _ => false,
+    }
+}
+
 /// Whether slice `s` has a file in `db/` of the current format (its `build` is done), and
 /// one of its moves to conversion when it has them.
 pub fn is_built(site: &Site, s: &Slice) -> bool {
@@ -214,7 +225,7 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 
 /// Whether every slice of the pair has its moves to conversion in `solved/`.
 pub fn mtc_done(site: &Site, slices: &[Slice]) -> bool {
-    slices.iter().all(|s| site.mtc_solved_file(s).exists())
+    slices.iter().all(|s| has_distances(site, s))
 }
 
 /// Whether the site builds moves to conversion and the pair's are not in `solved/` yet.

@@ -54,10 +54,9 @@ pub struct Facts {
     pub built: bool,
     /// The site builds moves to conversion ([`crate::solve::mtc::wanted`]).
     pub mtc: bool,
-    /// Every slice of the pair has its moves to conversion in `solved/`.
+    /// Every slice of the pair has its moves to conversion in `solved/` (read leaving
+    /// `fill`, and leaving `ver`: then the database holds them too, for `mtcver`).
     pub mtc_done: bool,
-    /// The pair has moves to conversion (in `solved/`), which its database then holds.
-    pub distances: bool,
 }
 
 impl Facts {
@@ -74,7 +73,6 @@ impl Facts {
             built: false,
             mtc: false,
             mtc_done: false,
-            distances: false,
         }
     }
 }
@@ -157,7 +155,7 @@ pub fn after(stage: Stage, f: &Facts) -> Transition {
         Stage::Built => to(Stage::Built),
         Stage::Ver => Transition {
             effect: Some(Effect::MarkVerified),
-            next: match f.distances {
+            next: match f.mtc_done {
                 true => Stage::MtcVer,
                 false => Stage::Done,
             },
@@ -212,13 +210,14 @@ pub fn noio_slice(slices: &[Slice], pass: u32) -> Slice {
 }
 
 /// The work of `stage` for the pair `slices`. `que_input(s, r)` is the number of entries
-/// slice `s`'s mirror queued in round `r` (read only for `que`); `built(s)` whether `s`
-/// already has a current database file (read only for `build`).
+/// slice `s`'s mirror queued in round `r` (read only for `que`); `done(s)` whether the
+/// stage's work on `s` is done already (read only for `build`: a current database file;
+/// and `ver`: values verified before the pair's distances came).
 pub fn work<E>(
     stage: Stage,
     slices: &[Slice],
     mut que_input: impl FnMut(&Slice, u32) -> Result<u64, E>,
-    built: impl Fn(&Slice) -> bool,
+    done: impl Fn(&Slice) -> bool,
 ) -> Result<Vec<Work>, E> {
     let each = |phase: Phase| {
         slices.iter().map(move |s| Work {
@@ -233,8 +232,8 @@ pub fn work<E>(
         Stage::WinMove => each(Phase::WinMove).collect(),
         Stage::Lookup => each(Phase::Lookup).collect(),
         Stage::Fill => each(Phase::Fill).collect(),
-        Stage::Build => each(Phase::Build).filter(|w| !built(&w.slice)).collect(),
-        Stage::Ver => each(Phase::Ver).collect(),
+        Stage::Build => each(Phase::Build).filter(|w| !done(&w.slice)).collect(),
+        Stage::Ver => each(Phase::Ver).filter(|w| !done(&w.slice)).collect(),
         Stage::MtcVer => each(Phase::MtcVer).collect(),
         Stage::NoIo(pass) => vec![Work {
             phase: Phase::NoIo,
