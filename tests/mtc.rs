@@ -360,26 +360,39 @@ fn mtcver_finds_a_wrong_compressed_distance() {
     };
     assert!(run(&original).is_ok());
     let threshold = nowdb::db::mtc::THRESHOLD;
-    let far = (header..original.len())
-        .find(|&k| original[k] as u32 >= threshold + 5)
-        .expect("a distance above the threshold");
-    let i = far - header;
-    for (changed, says) in [
-        (
-            original[far] + 2,
-            format!("has {} plies stored", original[far] + 1),
-        ),
-        (3, format!("has fewer than {threshold} plies stored")),
-    ] {
-        let mut bytes = original.clone();
-        bytes[far] = changed;
-        let err = run(&bytes).expect_err("a wrong distance must fail mtcver");
-        let text = err.to_string();
-        assert!(text.contains(&format!("position {i} (")), "{text}");
-        assert!(text.contains(&says), "{text}");
-        assert!(
-            text.contains(&format!("its moves give {} plies", original[far] - 1)),
-            "{text}"
-        );
+    // A won and a lost position at or above the threshold: `mtcver` reads a won one's
+    // winning moves and a lost one's every move, and a short won one by its own shortcut.
+    let db = nowdb::db::Database::open(&site.db_dir(), 1 << 20).unwrap();
+    let index = nowdb::slice::index::SliceIndex::new(slice);
+    for value in [nowdb::solve::Value::Win, nowdb::solve::Value::Loss] {
+        let far = (header..original.len())
+            .find(|&k| {
+                original[k] as u32 > threshold
+                    && db
+                        .probe(&index.position((k - header) as u64).unwrap())
+                        .unwrap()
+                        == value
+            })
+            .unwrap_or_else(|| panic!("a {value} above the threshold"));
+        let i = far - header;
+        for (changed, says) in [
+            (
+                original[far] + 2,
+                format!("has {} plies stored", original[far] + 1),
+            ),
+            (3, format!("has fewer than {threshold} plies stored")),
+        ] {
+            let mut bytes = original.clone();
+            bytes[far] = changed;
+            let err = run(&bytes).expect_err("a wrong distance must fail mtcver");
+            let text = err.to_string();
+            assert!(text.contains(&format!("position {i} (")), "{text}");
+            assert!(text.contains(&format!(", {value}) has")), "{text}");
+            assert!(text.contains(&says), "{text}");
+            assert!(
+                text.contains(&format!("its moves give {} plies", original[far] - 1)),
+                "{text}"
+            );
+        }
     }
 }

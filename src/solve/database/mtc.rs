@@ -5,12 +5,16 @@
 //! compressed files only (docs/FORMAT.md, "The compressed MTC file").
 
 use super::build::{STOP_CHECK, from_the_start, stop_requested};
-use crate::board::{MoveList, generate_moves};
-use crate::db::mtc::{Stored, code_mtc, is_current, mtc_path};
+use super::ver::{Mirror, stores, successor_value};
+use crate::board::{MoveList, generate_moves, has_capture};
+use crate::db::mtc::{MtcRuns, Stored, code_mtc, is_current, mtc_path};
 use crate::db::mtc_probe::converts;
 use crate::db::probe::{Database, DbLookup};
+use crate::db::removed::Kind;
 use crate::notation::position_fen;
 use crate::slice::Slice;
+use crate::slice::index::{QuietChildren, SliceIndex};
+use crate::slice::is_conversion;
 use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
 use crate::solve::store::{MTC_BITS, PAGE_BYTES, sync_dir};
 use crate::solve::{Job, Result, Site, Value};
@@ -86,23 +90,49 @@ struct Bounds {
     hi: u32,
 }
 
+impl Bounds {
+    fn fits(self, stored: Stored, threshold: u32) -> bool {
+        match stored {
+            Stored::Short => self.lo < threshold,
+            Stored::Plies(d) => self.lo <= d && d <= self.hi,
+        }
+    }
+}
+
+/// What one `mtcver` job reads: the slice's values and its mirror's values decoded when the
+/// database has room (else probed), and the mirror's distances in memory (every king move
+/// reaches the mirror, so each is looked up by a search of its runs).
+struct Successors<'a> {
+    lookup: DbLookup,
+    mirror: Option<Mirror<'a>>,
+    mirror_index: &'a SliceIndex,
+    mirror_runs: MtcRuns,
+    mirror_threshold: u32,
+}
+
 /// Checks the stored distance of every won and lost position of the job's range against
 /// its moves: a won position's winning moves and a lost position's moves, each a
 /// conversion (1 ply) or a king move (1 + the stored distance it reaches), give bounds its
 /// stored value must lie in (an exact value must equal an exact bound; a short one must be
 /// possible below the threshold).
+///
+/// A position with a capture converts at its first move, so it is valued (probed, a
+/// search) only when it stores an exact distance; `looked` counts it, `win`/`loss` count
+/// the quiet positions by value.
 pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let s = db.mtc_slice(&job.slice)?;
     let threshold = s.file.threshold;
-    // Every king move reaches the mirror: its distances in memory, looked up by search.
+    let values = db.slice(&job.slice)?;
+    let own = db.decoded(values)?;
+    let own_keeps_threats = !values.file.removal.removes(Kind::Threat);
     let mirror = db.mtc_slice(&job.slice.mirror())?;
-    let mirror_runs = mirror.file.runs()?;
-    let stored_child = |child: &crate::Position| match child.black == 0 || child.white == 0 {
-        true => Stored::Short,
-        false => mirror_runs.get(mirror.index.index(child)),
+    let mut next = Successors {
+        lookup: DbLookup::new(db.clone()),
+        mirror: Mirror::open(db, &job.slice)?,
+        mirror_index: &mirror.index,
+        mirror_runs: mirror.file.runs()?,
+        mirror_threshold: mirror.file.threshold,
     };
-    let mirror_threshold = mirror.file.threshold;
-    let mut lookup = DbLookup::new(db.clone());
     let mut moves = MoveList::new();
     let mut e = s.index.enumerate_from(job.first);
     let mut stats = PhaseStats::default();
@@ -117,24 +147,29 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                 debug_assert_eq!(e.index(), i);
                 let pos = e.position();
                 e.advance();
-                let value = lookup.probe(&pos)?;
+                if has_capture(&pos) {
+                    // Every move converts: a won or lost position is 1 ply away.
+                    stats.looked += 1;
+                    if stored == Stored::Short {
+                        continue;
+                    }
+                }
+                let value = match &own {
+                    Some(own) if stores(own_keeps_threats, &pos) => own.get(i),
+                    _ => next.lookup.probe(&pos)?,
+                };
                 if value == Value::Draw {
                     continue;
                 }
                 generate_moves(&pos, &mut moves);
-                let b = bounds(
-                    &mut lookup,
-                    &stored_child,
-                    mirror_threshold,
-                    &pos,
-                    value,
-                    moves.as_slice(),
-                )?;
-                let fits = match stored {
-                    Stored::Short => b.lo < threshold,
-                    Stored::Plies(d) => b.lo <= d && d <= b.hi,
+                let fits = match (value, stored) {
+                    (Value::Win, Stored::Short) => next.wins_short(&pos, moves.as_slice())?,
+                    _ => next
+                        .bounds(&pos, value, moves.as_slice())?
+                        .fits(stored, threshold),
                 };
                 if !fits {
+                    let b = next.bounds(&pos, value, moves.as_slice())?;
                     return Err(solve_err!(
                         "ver {}: position {i} ({}, {value}) has {} stored, but its moves give {}",
                         job.slice,
@@ -149,10 +184,12 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                         }
                     ));
                 }
-                stats.looked += 1;
-                match value {
-                    Value::Win => stats.win += 1,
-                    _ => stats.loss += 1,
+                if !has_capture(&pos) {
+                    stats.looked += 1;
+                    match value {
+                        Value::Win => stats.win += 1,
+                        _ => stats.loss += 1,
+                    }
                 }
             }
             Ok::<_, crate::solve::SolveError>(())
@@ -162,58 +199,110 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
     Ok(Outcome::Done(stats))
 }
 
-/// The bounds the moves of `pos` (valued `value`, won or lost) give its distance; the
-/// stored distances of the positions its king moves reach (in the mirror, whose threshold
-/// is `threshold`) from `stored`.
-fn bounds(
-    lookup: &mut DbLookup,
-    stored: &impl Fn(&crate::Position) -> Stored,
-    threshold: u32,
-    pos: &crate::Position,
-    value: Value,
-    moves: &[crate::Move],
-) -> Result<Bounds> {
-    if moves.is_empty() {
-        return Ok(Bounds { lo: 0, hi: 0 });
-    }
-    let win = value == Value::Win;
-    let mut best: Option<Bounds> = None;
-    for m in moves {
-        let child = pos.successor(m);
-        // The winner's distance counts only its winning moves.
-        if win && lookup.probe(&child)? != Value::Loss {
-            continue;
+impl Successors<'_> {
+    /// The value of `child`, reached from `pos` by `m` (a king move: `Some` of its index in
+    /// the mirror).
+    #[inline]
+    fn value(
+        &mut self,
+        children: &mut QuietChildren,
+        pos: &crate::Position,
+        m: &crate::Move,
+        child: &crate::Position,
+        king_move: Option<u64>,
+    ) -> Result<Value> {
+        match (king_move, self.mirror.as_mut()) {
+            (Some(i), Some(mirror)) => mirror.value_at(&mut self.lookup, i, child),
+            _ => successor_value(
+                &mut self.lookup,
+                self.mirror.as_mut(),
+                children,
+                pos,
+                m,
+                child,
+            ),
         }
-        let this = if converts(pos, m) {
-            Bounds { lo: 1, hi: 1 }
-        } else {
-            match stored(&child) {
-                Stored::Plies(e) => Bounds {
+    }
+
+    /// The stored distance of the mirror's position `i`.
+    #[inline]
+    fn stored(&self, i: u64) -> Stored {
+        self.mirror_runs.get(i)
+    }
+
+    /// Whether a won position stored as short has a winning move below the threshold: a
+    /// conversion, or a king move to a short position. The moves that stay in the mirror
+    /// are read first; a capture's or a promotion's value is a probe into another slice.
+    fn wins_short(&mut self, pos: &crate::Position, moves: &[crate::Move]) -> Result<bool> {
+        let mut children = QuietChildren::default();
+        for m in moves.iter().filter(|m| !is_conversion(pos, m)) {
+            let child = pos.successor(m);
+            let king_move =
+                (!converts(pos, m)).then(|| children.index(self.mirror_index, &child, true));
+            if king_move.is_some_and(|i| self.stored(i) != Stored::Short) {
+                continue;
+            }
+            if self.value(&mut children, pos, m, &child, king_move)? == Value::Loss {
+                return Ok(true);
+            }
+        }
+        for m in moves.iter().filter(|m| is_conversion(pos, m)) {
+            if self.lookup.probe(&pos.successor(m))? == Value::Loss {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The bounds the moves of `pos` (valued `value`, won or lost) give its distance.
+    fn bounds(
+        &mut self,
+        pos: &crate::Position,
+        value: Value,
+        moves: &[crate::Move],
+    ) -> Result<Bounds> {
+        if moves.is_empty() {
+            return Ok(Bounds { lo: 0, hi: 0 });
+        }
+        let win = value == Value::Win;
+        let mut children = QuietChildren::default();
+        let mut best: Option<Bounds> = None;
+        for m in moves {
+            let child = pos.successor(m);
+            let king_move =
+                (!converts(pos, m)).then(|| children.index(self.mirror_index, &child, true));
+            // The winner's distance counts only its winning moves.
+            if win && self.value(&mut children, pos, m, &child, king_move)? != Value::Loss {
+                continue;
+            }
+            let this = match king_move.map(|i| self.stored(i)) {
+                None => Bounds { lo: 1, hi: 1 },
+                Some(Stored::Plies(e)) => Bounds {
                     lo: e + 1,
                     hi: e + 1,
                 },
-                Stored::Short => Bounds {
+                Some(Stored::Short) => Bounds {
                     lo: 1,
-                    hi: threshold,
+                    hi: self.mirror_threshold,
                 },
-            }
-        };
-        best = Some(match best {
-            None => this,
-            Some(b) if win => Bounds {
-                lo: b.lo.min(this.lo),
-                hi: b.hi.min(this.hi),
-            },
-            Some(b) => Bounds {
-                lo: b.lo.max(this.lo),
-                hi: b.hi.max(this.hi),
-            },
-        });
+            };
+            best = Some(match best {
+                None => this,
+                Some(b) if win => Bounds {
+                    lo: b.lo.min(this.lo),
+                    hi: b.hi.min(this.hi),
+                },
+                Some(b) => Bounds {
+                    lo: b.lo.max(this.lo),
+                    hi: b.hi.max(this.hi),
+                },
+            });
+        }
+        best.ok_or_else(|| {
+            solve_err!(
+                "{} is won but no move wins (the values are not final)",
+                position_fen(pos)
+            )
+        })
     }
-    best.ok_or_else(|| {
-        solve_err!(
-            "{} is won but no move wins (the values are not final)",
-            position_fen(pos)
-        )
-    })
 }

@@ -18,6 +18,7 @@ use crate::db::decoded::DecodedSlice;
 use crate::db::probe::{Database, DbLookup, OpenSlice};
 use crate::db::removed::{Kind, removed_threat_children};
 use crate::notation::position_fen;
+use crate::slice::Slice;
 use crate::slice::index::QuietChildren;
 use crate::slice::is_conversion;
 use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
@@ -26,9 +27,10 @@ use crate::solve_err;
 use crate::{Move, Position};
 use std::sync::Arc;
 
-/// The job's slice's mirror, decoded, for reading quiet successors directly.
-struct Mirror<'a> {
-    slice: &'a OpenSlice,
+/// The job's slice's mirror, decoded, for reading quiet successors directly (`ver` and
+/// `mtcver`).
+pub(super) struct Mirror<'a> {
+    pub(super) slice: &'a OpenSlice,
     values: Arc<DecodedSlice>,
     /// Whether the mirror stores the values of capture threats (then a quiet successor
     /// that the other side threatens is stored too).
@@ -39,20 +41,72 @@ struct Mirror<'a> {
     searched: Option<DecodedSlice>,
 }
 
+impl<'a> Mirror<'a> {
+    /// The mirror of `slice` decoded; `None` without room to decode it (then every
+    /// successor is probed: same values, slower).
+    pub(super) fn open(db: &'a Database, slice: &Slice) -> Result<Option<Mirror<'a>>> {
+        let mirror_slice = db.slice(&slice.mirror())?;
+        let count = mirror_slice.file.count;
+        Ok(db.decoded(mirror_slice)?.map(|values| Mirror {
+            slice: mirror_slice,
+            values,
+            keeps_threats: !mirror_slice.file.removal.removes(Kind::Threat),
+            searched: (db.decoding_budget() as u64 >= count.div_ceil(4) * 2)
+                .then(|| DecodedSlice::unknown(count)),
+        }))
+    }
+
+    /// The value of `child`, a quiet successor at index `i` of the mirror.
+    #[inline]
+    pub(super) fn value_at(
+        &mut self,
+        lookup: &mut DbLookup,
+        i: u64,
+        child: &Position,
+    ) -> Result<Value> {
+        if stores(self.keeps_threats, child) {
+            return Ok(self.values.get(i));
+        }
+        let Some(searched) = self.searched.as_mut() else {
+            return Ok(lookup.probe(child)?);
+        };
+        Ok(match searched.get(i) {
+            Value::Unknown => {
+                let v = lookup.probe(child)?;
+                searched.set(i, v);
+                v
+            }
+            v => v,
+        })
+    }
+}
+
+/// The value of `child`, reached from `pos` by `m`: a quiet successor from the decoded
+/// mirror, anything else (a capture, a promotion, a new leading rank) by a probe.
+#[inline]
+pub(super) fn successor_value(
+    lookup: &mut DbLookup,
+    mirror: Option<&mut Mirror>,
+    children: &mut QuietChildren,
+    pos: &Position,
+    m: &Move,
+    child: &Position,
+) -> Result<Value> {
+    match mirror {
+        Some(mirror) if !is_conversion(pos, m) => {
+            let king_move = pos.kings & (1 << m.from) != 0;
+            let i = children.index(&mirror.slice.index, child, king_move);
+            mirror.value_at(lookup, i, child)
+        }
+        _ => Ok(lookup.probe(child)?),
+    }
+}
+
 /// Checks every stored value of the job's range against its successors, read from the
 /// compressed database.
 pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let s = db.slice(&job.slice)?;
-    let mirror_slice = db.slice(&job.slice.mirror())?;
-    // Without room to decode the mirror every successor is probed (same values, slower).
-    let count = mirror_slice.file.count;
-    let mut mirror = db.decoded(mirror_slice)?.map(|values| Mirror {
-        slice: mirror_slice,
-        values,
-        keeps_threats: !mirror_slice.file.removal.removes(Kind::Threat),
-        searched: (db.decoding_budget() as u64 >= count.div_ceil(4) * 2)
-            .then(|| DecodedSlice::unknown(count)),
-    });
+    let mut mirror = Mirror::open(db, &job.slice)?;
     let mut lookup = DbLookup::new(db.clone());
     let mut moves = MoveList::new();
     let mut e = s.index.enumerate_from(job.first);
@@ -121,28 +175,7 @@ fn best_value(
     let mut children = QuietChildren::default();
     for m in moves {
         let child = pos.successor(m);
-        let v = match mirror.as_mut() {
-            Some(mirror) if !is_conversion(pos, m) => {
-                let king_move = pos.kings & (1 << m.from) != 0;
-                let i = children.index(&mirror.slice.index, &child, king_move);
-                if is_stored_quiet(mirror, &child) {
-                    mirror.values.get(i)
-                } else if let Some(searched) = mirror.searched.as_mut() {
-                    match searched.get(i) {
-                        Value::Unknown => {
-                            let v = lookup.probe(&child)?;
-                            searched.set(i, v);
-                            v
-                        }
-                        v => v,
-                    }
-                } else {
-                    lookup.probe(&child)?
-                }
-            }
-            _ => lookup.probe(&child)?,
-        };
-        match v {
+        match successor_value(lookup, mirror.as_deref_mut(), &mut children, pos, m, &child)? {
             Value::Loss => return Ok(Value::Win),
             Value::Draw => best = Value::Draw,
             _ => {}
@@ -151,10 +184,9 @@ fn best_value(
     Ok(best)
 }
 
-/// Whether `child`, a successor of the job's slice in its mirror (no conversion), is a
-/// position whose value the mirror stores: no capture for its side to move, and not a
-/// removed capture threat.
+/// Whether a slice stores the value of its position `p` (no capture for its side to move,
+/// and not a removed capture threat); `keeps_threats` when the slice stores its threats.
 #[inline(always)]
-fn is_stored_quiet(mirror: &Mirror, child: &Position) -> bool {
-    !has_capture(child) && (mirror.keeps_threats || !white_has_capture(child))
+pub(super) fn stores(keeps_threats: bool, p: &Position) -> bool {
+    !has_capture(p) && (keeps_threats || !white_has_capture(p))
 }
