@@ -69,6 +69,17 @@ class Database:
         a "loss" (or there is none: a side that cannot move has lost). Raises as
         :meth:`probe` does.
         """
+    def mtc(self, fen: str) -> Optional[int]:
+        """Moves to conversion: the plies until the next capture or man's move under best
+        play, for the side to move (a won position's fewest, a lost one's most), or None
+        for a draw. 0 when the game is over (a side without pieces, or no legal move).
+
+        Read from the directory's ``mtc/`` files (a site built with ``jobrunner
+        build-local --mtc``). Below their threshold (10 plies) they store only "short",
+        and the exact number is found by a search over king moves (about 13 positions on
+        average). Raises :class:`UnavailableError` when the database has no distances for
+        the position, otherwise as :meth:`probe` does.
+        """
     def close(self) -> None:
         """Frees the block cache; probing afterwards raises ValueError. Closing twice is
         fine."""

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use nowdb::Setup;
+use nowdb::db::mtc_probe::ExactDistances;
 use nowdb::db::{Database as Reader, DbError};
 use nowdb::inspect::{move_text, setup_after};
 use nowdb::notation::format_fen;
@@ -192,6 +193,34 @@ impl Database {
                 ))
             })
             .collect()
+    }
+
+    /// Moves to conversion: the plies until the next capture or man's move under best
+    /// play, for the side to move (a won position's fewest, a lost one's most), or None for
+    /// a draw. 0 when the game is over (a side without pieces, or no legal move).
+    ///
+    /// Read from the directory's mtc/ files (a site built with `jobrunner build-local
+    /// --mtc`). Below their threshold (10 plies) they store only "short", and the exact
+    /// number is found by a search over king moves (about 13 positions on average). Raises
+    /// nowdb.UnavailableError when the database has no distances for the position,
+    /// otherwise as probe() does.
+    fn mtc(&self, py: Python<'_>, fen: &str) -> PyResult<Option<u32>> {
+        let setup = parse(fen)?;
+        let reader = self.reader()?;
+        let (value, plies) = py
+            .detach(|| {
+                let pos = setup.black_to_move();
+                let value = reader.probe(&pos)?;
+                if value == Value::Unknown {
+                    return Ok((value, None));
+                }
+                ExactDistances::new()
+                    .plies(&reader, &pos, value)
+                    .map(|plies| (value, plies))
+            })
+            .map_err(probe_error)?;
+        name(value, &self.directory)?;
+        Ok(plies)
     }
 
     /// Frees the block cache; probing afterwards raises ValueError. Closing twice is fine.

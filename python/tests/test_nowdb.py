@@ -7,6 +7,7 @@ NOWDB_TEST_DB the tests that need a database fail: a test that skips proves noth
 """
 
 import inspect
+import json
 import os
 import pathlib
 import random
@@ -191,7 +192,71 @@ def test_moves_example(db):
     assert all(isinstance(m, tuple) and len(m) == 3 for m in moves)
 
 
-# (d) errors
+# (d) moves to conversion (the test database is built with --mtc)
+
+
+def is_conversion(fen, move):
+    """A capture, or a move of a man: the side to move's piece on the move's first square
+    is listed without a K."""
+    if "x" in move:
+        return True
+    start = move.split("-")[0]
+    for part in fen.split(":")[1:]:
+        if part[0] == fen[0]:
+            return start in part[1:].split(",")
+    raise AssertionError(f"{fen} lists no pieces of the side to move")
+
+
+def test_mtc_known_positions(db):
+    assert db.mtc("B:WK29:BK4") == 11  # the longest of 2 pieces (docs/PERFORMANCE.md)
+    assert db.mtc("B:W21,K13,K24:BK7,K18") == 60  # the longest of 5
+    assert db.mtc("B:W21:B1") is None  # a draw
+    assert db.mtc("B:W8,11:B4") == 0  # no legal move: lost at once
+
+
+def test_mtc_agrees_with_its_moves(db):
+    """A won position's distance is the fewest over its winning moves of 1 (a conversion)
+    or 1 + the distance after it, a lost one's the most over all its moves."""
+    checked = 0
+    for fen in random_fens(300, seed=SEED + 5):
+        value, plies = db.probe(fen), db.mtc(fen)
+        if value == "draw":
+            assert plies is None, fen
+            continue
+        moves = db.moves(fen)
+        steps = [
+            1 if is_conversion(fen, move) else 1 + db.mtc(after)
+            for move, after, v in moves
+            if value == "loss" or v == "win"
+        ]
+        expected = 0 if not moves else min(steps) if value == "win" else max(steps)
+        assert plies == expected, (fen, value, plies, moves)
+        checked += 1
+    assert checked >= 100
+
+
+def test_mtc_agrees_with_dbprobe(db, db_dir, dbprobe):
+    for fen in random_fens(30, seed=SEED + 6):
+        out = subprocess.run(
+            [str(dbprobe), "--site", str(db_dir.parent), "--mtc", fen, "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert db.mtc(fen) == json.loads(out)["plies"], fen
+
+
+def test_mtc_without_distances_is_unavailable(db_dir, tmp_path):
+    copy = tmp_path / "db"
+    shutil.copytree(db_dir, copy, ignore=shutil.ignore_patterns("mtc"))
+    with nowdb.open(copy) as db:
+        assert db.probe("B:WK29:BK4") == "win"
+        with pytest.raises(nowdb.UnavailableError, match=r"no moves to conversion.*--mtc"):
+            db.mtc("B:WK29:BK4")
+        assert db.mtc("B:W21:B1") is None  # a draw needs no distance
+
+
+# (e) errors
 
 
 def test_bad_fen_is_value_error_naming_it(db):
@@ -259,7 +324,7 @@ def test_exception_classes():
     assert nowdb.UnavailableError.__module__ == "nowdb"
 
 
-# (e) the package: type hints, docstrings, the object's surface
+# (f) the package: type hints, docstrings, the object's surface
 
 
 def test_type_hints_are_installed():
@@ -267,7 +332,7 @@ def test_type_hints_are_installed():
     assert (package / "_nowdb.pyi").is_file()
     assert (package / "py.typed").is_file()
     stub = (package / "_nowdb.pyi").read_text()
-    for name in ["class Database", "def probe(", "def probe_many(", "def moves(", "def open("]:
+    for name in ["class Database", "def probe(", "def probe_many(", "def moves(", "def mtc(", "def open("]:
         assert name in stub
 
 
@@ -279,6 +344,7 @@ def test_docstrings():
         nowdb.Database.probe,
         nowdb.Database.probe_many,
         nowdb.Database.moves,
+        nowdb.Database.mtc,
         nowdb.Database.close,
         nowdb.UnavailableError,
         nowdb.DatabaseError,
@@ -304,7 +370,7 @@ def test_database_object(db_dir):
     db.close()  # twice is fine
 
 
-# (f) threads
+# (g) threads
 
 
 def test_threads_probe_in_parallel(db):

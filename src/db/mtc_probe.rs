@@ -99,11 +99,17 @@ impl Database {
             return Ok(s);
         }
         let path = mtc_path(&self.dir, slice);
-        if !path.exists() && !super::probe::slice_path(&self.dir, slice).exists() {
-            return Err(DbError::Missing(format!(
-                "slice {slice} is not in {}",
-                self.dir.display()
-            )));
+        if !path.exists() {
+            // A database built without `--mtc` has values and no distances: say which.
+            return Err(DbError::Missing(
+                match super::probe::slice_path(&self.dir, slice).exists() {
+                    true => format!(
+                        "slice {slice} has no moves to conversion: {} is missing (a database built without --mtc)",
+                        path.display()
+                    ),
+                    false => format!("slice {slice} is not in {}", self.dir.display()),
+                },
+            ));
         }
         let file = MtcFile::open(&path, slice)?;
         Ok(slot.get_or_init(|| {
