@@ -62,8 +62,15 @@ impl Work {
             ));
         }
         let own_ix = SliceIndex::new(s);
+        // A slice that is its own mirror reads its replies here (see the mirror below).
+        let own_buffers = match job.round > 1 && s.is_own_mirror() {
+            true => opts
+                .buffers
+                .max(own_ix.count().div_ceil(MtcCache::PER_PAGE) as usize),
+            false => opts.buffers,
+        };
         let mut own =
-            MtcCache::open_write(&path, &s, own_ix.count(), opts.buffers, job.first..job.last)?;
+            MtcCache::open_write(&path, &s, own_ix.count(), own_buffers, job.first..job.last)?;
         own.reserve_writable(&format!("job {job}"))?;
         // Round 1 writes its whole range in order; later rounds touch the pages their
         // predecessors are on, read when needed (most rounds are short).
@@ -74,12 +81,18 @@ impl Work {
             )?;
         }
         let mirror_ix = SliceIndex::new(m);
+        // A round reads the mirror's distances at random (the replies of lost positions): a
+        // cache smaller than the mirror re-reads a page from the OS for most of them, which
+        // made 7-piece rounds crawl with the local build's 2,048 buffers. So it holds the
+        // whole mirror: a byte a position (at most 178 MB at 7 pieces), its pages allocated
+        // only as they are read.
+        let mirror_pages = mirror_ix.count().div_ceil(MtcCache::PER_PAGE) as usize;
         let mirror = match job.round > 1 && !s.is_own_mirror() {
             true => Some(MtcCache::open_read(
                 &site.mtc_work_file(&m),
                 &m,
                 mirror_ix.count(),
-                opts.buffers,
+                opts.buffers.max(mirror_pages),
             )?),
             false => None,
         };
