@@ -54,6 +54,18 @@ pub(super) fn progress(
             sh.db_total.saturating_sub(sh.db_done),
         )
     };
+    // Nothing of the current part done yet (a pair's distances or database jobs run
+    // first while the solving waits on them): the whole build's rate and what is left of
+    // it, every part's positions counted alike, rather than no estimate.
+    let (rate, left) = match rate > 0.0 {
+        true => (rate, left),
+        false => (
+            (done - at_start + sh.db_done + sh.mtc_done) as f64 / elapsed.as_secs_f64().max(1e-9),
+            (sh.total_positions - done)
+                + sh.db_total.saturating_sub(sh.db_done)
+                + sh.mtc_total.saturating_sub(sh.mtc_done),
+        ),
+    };
     let working: Vec<String> = sh
         .pairs
         .iter()
