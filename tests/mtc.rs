@@ -174,7 +174,9 @@ fn the_queues_build_the_same_distances_as_the_local_build() {
 #[test]
 fn the_site_remembers_that_it_builds_distances() {
     let d = copy_of_base("remember");
-    nowdb::solve::mtc::set_wanted(&Site::new(&d)).unwrap();
+    nowdb::solve::mtc::set_wanted(&Site::new(&d))
+        .unwrap()
+        .keep();
     let out = fixture::run(
         JOBRUNNER,
         &d,
@@ -395,4 +397,39 @@ fn mtcver_finds_a_wrong_compressed_distance() {
             );
         }
     }
+}
+
+/// A plan or a build with `--mtc` that the disk check refuses leaves no `work/mtc` behind,
+/// so a later command without the flag does not start on distances the operator never got
+/// (a 1 MB tmpfs in a private mount namespace; needs root, as CI has).
+#[test]
+fn a_refused_mtc_plan_or_build_leaves_no_marker() {
+    let mnt = fixture::scratch("mtc", "full");
+    let script = format!(
+        r#"set -u
+mount -t tmpfs -o size=1m tmpfs {m} || exit 90
+{ADDQ} --site {m} p plan 2..6 --mtc; echo "addq $?"
+test -e {m}/work/mtc && echo "marker after addq"
+{JOBRUNNER} --site {m} build-local --pieces 6 --mtc; echo "build $?"
+test -e {m}/work/mtc && echo "marker after build"
+{ADDQ} --site {m} p plan 2..6 --mtc --no-space-check > /dev/null; echo "forced $?"
+test -e {m}/work/mtc && echo "marker after forced"
+"#,
+        m = mnt.display()
+    );
+    let run = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{said}\n{err}");
+    assert_eq!(
+        said.lines().collect::<Vec<_>>(),
+        ["addq 4", "build 4", "forced 0", "marker after forced"],
+        "{err}"
+    );
+    assert_eq!(err.matches(" free").count(), 2, "{err}");
 }

@@ -194,10 +194,12 @@ fn plan_command(
         None => (2, range.parse().map_err(|_| bad())?),
     };
     let site_dirs = crate::solve::Site::new(site);
-    if mtc {
-        // Before the plan: its lines depend on it (the first round of pairs solved already).
-        crate::solve::mtc::set_wanted(&site_dirs).map_err(|e| e.to_string())?;
-    }
+    // Before the plan: its lines depend on it (the first round of pairs solved already). Kept
+    // once the disk check passes.
+    let marker = match mtc {
+        true => Some(crate::solve::mtc::set_wanted(&site_dirs).map_err(|e| e.to_string())?),
+        false => None,
+    };
     let planned = super::pairs::plan_lines(&site_dirs, min, max, o.positions, o.pair_below, &only)?;
     // Jobs still queued from an earlier plan, or running now, are not added again. They are
     // compared as jobs, not as text: a job requeued after a stop is in the explicit-range
@@ -270,6 +272,9 @@ fn plan_command(
     if !no_space_check {
         disk.check(&site_dirs, &format!("addq plan {min}..{max}"))
             .map_err(|e| CliError::NoSpace(format!("{e} (--no-space-check queues it anyway)")))?;
+    }
+    if let Some(m) = marker {
+        m.keep();
     }
     super::pairs::restart_local_pairs(&site_dirs, &planned_pairs)?;
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;

@@ -488,10 +488,12 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     let mut mtc_total = 0;
     let mut done = 0;
     let mut disk = DiskNeeds::default();
-    if opts.mtc {
-        // Before the disk is counted: the site's choice decides what its pairs still write.
-        crate::solve::mtc::set_wanted(site)?;
-    }
+    // Before the disk is counted: the site's choice decides what its pairs still write. Kept
+    // once the disk check passes.
+    let marker = match opts.mtc {
+        true => Some(crate::solve::mtc::set_wanted(site)?),
+        false => None,
+    };
     for pair in &order {
         let slices = pair.slices();
         finish_interrupted_publish(site, &slices)?;
@@ -526,6 +528,9 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     let nslices: usize = pairs.iter().map(|p| p.slices.len()).sum();
     disk.add_queues(opts.runners);
     let free = disk.check(site, &format!("build 2..{} pieces", opts.pieces))?;
+    if let Some(m) = marker {
+        m.keep();
+    }
     // Nothing is written before the check.
     site.create_dirs()
         .map_err(|e| solve_err!("site {}: {e}", site.root().display()))?;

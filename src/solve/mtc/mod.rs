@@ -62,16 +62,41 @@ fn marker(site: &Site) -> std::path::PathBuf {
     site.root().join("work/mtc")
 }
 
-/// Records that the site builds moves-to-conversion values.
-pub fn set_wanted(site: &Site) -> Result<()> {
+/// Records that the site builds moves-to-conversion values. The marker is provisional: a
+/// command that may still refuse (too little disk) calls [`NewMarker::keep`] once it goes
+/// ahead, and a marker this call wrote is removed if it is dropped before, so a refused
+/// plan or build leaves the site as it was.
+#[must_use = "the marker is removed again unless kept"]
+pub fn set_wanted(site: &Site) -> Result<NewMarker> {
     let path = marker(site);
     if path.exists() {
-        return Ok(());
+        return Ok(NewMarker { path: None });
     }
     site.create_dirs()?;
     let text = "moves to conversion are built beside win/loss/draw (docs/FORMAT.md)\n";
     crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Data)
-        .map_err(|e| solve_err!("{}: {e}", path.display()))
+        .map_err(|e| solve_err!("{}: {e}", path.display()))?;
+    Ok(NewMarker { path: Some(path) })
+}
+
+/// The `work/mtc` marker [`set_wanted`] wrote, until the command keeps it.
+pub struct NewMarker {
+    path: Option<std::path::PathBuf>,
+}
+
+impl NewMarker {
+    /// The command goes ahead: the site builds distances from now on.
+    pub fn keep(mut self) {
+        self.path = None;
+    }
+}
+
+impl Drop for NewMarker {
+    fn drop(&mut self) {
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// The distances of one finished slice (`solved/<slice>.mtc`), held whole.
