@@ -155,6 +155,21 @@ fn the_queues_build_the_same_distances_as_the_local_build() {
         }
     };
     all_verified(&queued);
+    // dbstatus counts the distances and their check.
+    let summary: serde_json::Value = serde_json::from_str(&fixture::ok(
+        common::fixture::DBSTATUS,
+        &queued,
+        &["--json", "summary"],
+    ))
+    .unwrap();
+    let slices = Site::new(&queued).solved_slices().unwrap().len() as u64;
+    assert_eq!(summary["distances"], slices, "{summary}");
+    assert_eq!(summary["verified"], slices, "{summary}");
+    let text = fixture::ok(common::fixture::DBSTATUS, &queued, &["summary"]);
+    assert!(
+        text.contains(&format!(", moves to conversion of {slices}, built")),
+        "{text}"
+    );
     // A site whose values were built without distances: the plan queues their first rounds.
     let later = fixture::scratch("mtc", "later4");
     build(&later, 4, |_| {});

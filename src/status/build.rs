@@ -404,6 +404,9 @@ pub struct Summary {
     pub solved: u64,
     pub solved_positions: u64,
     pub built: u64,
+    /// Slices whose moves to conversion are computed (`solved/<slice>.mtc`), when the site
+    /// builds them (`work/mtc`); `verified` then counts their check (`mtcver`) too.
+    pub distances: Option<u64>,
     pub verified: u64,
     pub queued_jobs: u64,
     pub queued_positions: u64,
@@ -452,6 +455,7 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
     let db = site.db_dir();
     let now = now_secs();
     let mut recent = 0u64;
+    let mut distances = crate::solve::mtc::wanted(site).then_some(0u64);
     for pair in plan.pairs() {
         for s in pair.slices() {
             slices += 1;
@@ -462,6 +466,9 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
             }
             built += crate::db::probe::slice_path(&db, &s).exists() as u64;
             verified += crate::solve::stage::is_verified(site, &s) as u64;
+            if let Some(d) = distances.as_mut() {
+                *d += site.mtc_solved_file(&s).exists() as u64;
+            }
             for (n, at) in done_files(site, &s) {
                 if at.is_some_and(|t| now.saturating_sub(t) < 600) {
                     recent += n;
@@ -480,6 +487,7 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
         solved,
         solved_positions: solved_pos,
         built,
+        distances,
         verified,
         queued_jobs: queued,
         queued_positions: queued_pos,
@@ -519,10 +527,14 @@ pub fn write_summary(
         } = s;
         format!(
             "2..{pieces} pieces: {slices} slices, {positions} positions\n\
-             solved {solved} slices ({:.1}% of positions), built {built}, verified {verified}\n\
+             solved {solved} slices ({:.1}% of positions){}, built {built}, verified {verified}\n\
              queued {queued} jobs ({queued_pos} positions), running {running}, retried {} ({} waiting to run again), held {}{}\n\
              last 10 minutes: {:.2} M positions/s of finished jobs; queued work {}\n",
             100.0 * s.solved_positions as f64 / positions.max(1) as f64,
+            match s.distances {
+                Some(d) => format!(", moves to conversion of {d}"),
+                None => String::new(),
+            },
             s.retried,
             s.waiting_to_retry,
             s.held,
