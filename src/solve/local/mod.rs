@@ -15,9 +15,9 @@ use super::solved::SolvedStore;
 use super::stage::files::{enter as enter_files, is_built, stage_done};
 use super::stage::machine::{self, Effect, Facts};
 use super::stage::{
-    Stage, database_stage, discard_mtc_work, discard_work, finish_interrupted_publish,
-    mark_mtc_verified, mark_verified, mtc_done, mtc_pending, publish_mtc, publish_pair, que_input,
-    reached, read_record, round_changes, write_record,
+    Stage, database_stage, database_work, discard_mtc_work, discard_work,
+    finish_interrupted_publish, mark_mtc_verified, mark_verified, mtc_done, mtc_pending,
+    publish_mtc, publish_pair, que_input, reached, read_record, round_changes, write_record,
 };
 use super::store::PAGE_POSITIONS;
 use super::verify::verify_range;
@@ -388,7 +388,7 @@ impl Builder<'_> {
             let (p, task) = sh.ready.remove(&key).expect("key");
             sh.busy += 1;
             if let Task::Phase(j, _) = &task
-                && matches!(j.phase, Phase::Build | Phase::Ver)
+                && matches!(j.phase, Phase::Build | Phase::Ver | Phase::MtcVer)
             {
                 sh.db_started.get_or_insert_with(Instant::now);
             }
@@ -427,7 +427,7 @@ impl Builder<'_> {
                 }
                 (Ok(Outcome::Stopped { .. }), _) => sh.stopped = true,
                 (Ok(Outcome::Done(stats)), Task::Phase(job, _)) => {
-                    if matches!(job.phase, Phase::Build | Phase::Ver) {
+                    if matches!(job.phase, Phase::Build | Phase::Ver | Phase::MtcVer) {
                         sh.db_done += job.last - job.first;
                     }
                     self.finish(&mut sh, p, job.phase.to_string(), took, stats);
@@ -509,12 +509,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         if mtc_pending(site, &slices) {
             mtc_total += count;
         }
-        db_total += match (solved, db_stage) {
-            (_, Stage::Done) if solved => 0,
-            (true, Stage::Built) => count,
-            _ if opts.database => 2 * count,
-            _ => 0,
-        };
+        db_total += database_work(site, opts.database, &slices);
         pairs.push(PairState {
             deps: pair.dependencies().iter().map(|d| pos_of[d]).collect(),
             // A solved pair may still need its database stages.

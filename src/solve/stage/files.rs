@@ -223,6 +223,25 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
     }
 }
 
+/// The positions the database stages still pass over for the pair's slices (progress): a
+/// `build` pass unless built, a `ver` pass unless its values are verified, and an `mtcver`
+/// pass when the site builds distances and they are not verified.
+pub fn database_work(site: &Site, database: bool, slices: &[Slice]) -> u64 {
+    if !database {
+        return 0;
+    }
+    let distances = crate::solve::mtc::wanted(site);
+    slices
+        .iter()
+        .map(|s| {
+            let passes = !is_built(site, s) as u64
+                + !values_verified(site, s) as u64
+                + (distances && !mtc_verified_marker(site, s).exists()) as u64;
+            passes * s.count()
+        })
+        .sum()
+}
+
 /// Whether every slice of the pair has its moves to conversion in `solved/`.
 pub fn mtc_done(site: &Site, slices: &[Slice]) -> bool {
     slices.iter().all(|s| has_distances(site, s))
