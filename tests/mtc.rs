@@ -373,7 +373,22 @@ fn mtcver_finds_a_wrong_compressed_distance() {
         std::fs::write(&source, bytes).unwrap();
         std::fs::remove_file(nowdb::db::mtc::mtc_path(&site.db_dir(), &slice)).unwrap();
         nowdb::solve::database::mtc::build_mtc(&site, &slice).unwrap();
-        run_job(&site, &job, &RunOptions::default())
+        // With the values decoded (the default) and with no room to decode (every value a
+        // probe): the same verdict, the same message.
+        let decoded = run_job(&site, &job, &RunOptions::default());
+        let probed = run_job(
+            &site,
+            &job,
+            &RunOptions {
+                buffers: 0,
+                ..RunOptions::default()
+            },
+        );
+        assert_eq!(
+            decoded.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+            probed.as_ref().map(|_| ()).map_err(|e| e.to_string())
+        );
+        decoded
     };
     assert!(run(&original).is_ok());
     let threshold = nowdb::db::mtc::THRESHOLD;
