@@ -467,7 +467,7 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
             built += crate::db::probe::slice_path(&db, &s).exists() as u64;
             verified += crate::solve::stage::is_verified(site, &s) as u64;
             if let Some(d) = distances.as_mut() {
-                *d += site.mtc_solved_file(&s).exists() as u64;
+                *d += crate::solve::stage::mtc_done(site, &[s]) as u64;
             }
             for (n, at) in done_files(site, &s) {
                 if at.is_some_and(|t| now.saturating_sub(t) < 600) {

@@ -147,7 +147,8 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                 debug_assert_eq!(e.index(), i);
                 let pos = e.position();
                 e.advance();
-                if has_capture(&pos) {
+                let capture = has_capture(&pos);
+                if capture {
                     // Every move converts: a won or lost position is 1 ply away.
                     stats.looked += 1;
                     if stored == Stored::Short {
@@ -184,7 +185,7 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                         }
                     ));
                 }
-                if !has_capture(&pos) {
+                if !capture {
                     stats.looked += 1;
                     match value {
                         Value::Win => stats.win += 1,

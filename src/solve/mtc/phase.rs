@@ -62,11 +62,17 @@ impl Work {
             ));
         }
         let own_ix = SliceIndex::new(s);
-        // A slice that is its own mirror reads its replies here (see the mirror below).
+        let mirror_ix = SliceIndex::new(m);
+        // A round reads the mirror's distances at random (the replies of lost positions): a
+        // cache smaller than the mirror re-reads a page from the OS for most of them, which
+        // made 7-piece rounds crawl with the local build's 2,048 buffers. So it holds the
+        // whole mirror: a byte a position (at most 178 MB at 7 pieces), its pages allocated
+        // only as they are read. A slice that is its own mirror reads it through `own`.
+        let mirror_buffers = opts
+            .buffers
+            .max(mirror_ix.count().div_ceil(MtcCache::PER_PAGE) as usize);
         let own_buffers = match job.round > 1 && s.is_own_mirror() {
-            true => opts
-                .buffers
-                .max(own_ix.count().div_ceil(MtcCache::PER_PAGE) as usize),
+            true => mirror_buffers,
             false => opts.buffers,
         };
         let mut own =
@@ -80,19 +86,12 @@ impl Work {
                 job.last.div_ceil(MtcCache::PER_PAGE),
             )?;
         }
-        let mirror_ix = SliceIndex::new(m);
-        // A round reads the mirror's distances at random (the replies of lost positions): a
-        // cache smaller than the mirror re-reads a page from the OS for most of them, which
-        // made 7-piece rounds crawl with the local build's 2,048 buffers. So it holds the
-        // whole mirror: a byte a position (at most 178 MB at 7 pieces), its pages allocated
-        // only as they are read.
-        let mirror_pages = mirror_ix.count().div_ceil(MtcCache::PER_PAGE) as usize;
         let mirror = match job.round > 1 && !s.is_own_mirror() {
             true => Some(MtcCache::open_read(
                 &site.mtc_work_file(&m),
                 &m,
                 mirror_ix.count(),
-                opts.buffers.max(mirror_pages),
+                mirror_buffers,
             )?),
             false => None,
         };
