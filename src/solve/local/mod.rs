@@ -32,7 +32,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 mod progress;
-use progress::{format_duration, progress};
+use progress::{Part, format_duration, progress};
 
 /// Options of a local build.
 #[derive(Clone, Debug)]
@@ -127,16 +127,10 @@ struct Shared {
     summary: BuildSummary,
     done_positions: u64,
     total_positions: u64,
-    /// Database work in positions (a `build` and a `ver` pass over each pair): done, to
-    /// do, and when the first database job started.
-    db_done: u64,
-    db_total: u64,
-    db_started: Option<Instant>,
-    /// Moves to conversion in positions (pairs whose distances are published): done, to
-    /// do, and when the first round started.
-    mtc_done: u64,
-    mtc_total: u64,
-    mtc_started: Option<Instant>,
+    /// Database work in positions passed over (`build`, `ver` and `mtcver` passes).
+    db: Part,
+    /// Moves to conversion in positions (pairs whose distances are published).
+    mtc: Part,
     published: usize,
 }
 
@@ -290,7 +284,7 @@ impl Builder<'_> {
                     Some(Effect::PublishMtc) => {
                         let slices = &sh.pairs[p].slices;
                         publish_mtc(self.site, slices, self.is_small(slices))?;
-                        sh.mtc_done += slices.iter().map(|s| s.count()).sum::<u64>();
+                        sh.mtc.done += slices.iter().map(|s| s.count()).sum::<u64>();
                     }
                     None => {}
                 }
@@ -390,12 +384,12 @@ impl Builder<'_> {
             if let Task::Phase(j, _) = &task
                 && matches!(j.phase, Phase::Build | Phase::Ver | Phase::MtcVer)
             {
-                sh.db_started.get_or_insert_with(Instant::now);
+                sh.db.start();
             }
             if let Task::Phase(j, _) = &task
                 && j.phase == Phase::Mtc
             {
-                sh.mtc_started.get_or_insert_with(Instant::now);
+                sh.mtc.start();
             }
             drop(sh);
             let t0 = Instant::now();
@@ -428,7 +422,7 @@ impl Builder<'_> {
                 (Ok(Outcome::Stopped { .. }), _) => sh.stopped = true,
                 (Ok(Outcome::Done(stats)), Task::Phase(job, _)) => {
                     if matches!(job.phase, Phase::Build | Phase::Ver | Phase::MtcVer) {
-                        sh.db_done += job.last - job.first;
+                        sh.db.done += job.last - job.first;
                     }
                     self.finish(&mut sh, p, job.phase.to_string(), took, stats);
                     let k = sh.pairs[p]
@@ -484,8 +478,8 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     let mut pairs = Vec::new();
     let mut already = 0;
     let mut total = 0;
-    let mut db_total = 0;
-    let mut mtc_total = 0;
+    let mut db = (0, 0);
+    let mut mtc = (0, 0);
     let mut done = 0;
     let mut disk = DiskNeeds::default();
     // Before the disk is counted: the site's choice decides what its pairs still write. Kept
@@ -506,10 +500,12 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
             already += slices.len();
             done += count;
         }
-        if mtc_pending(site, &slices) {
-            mtc_total += count;
+        if crate::solve::mtc::wanted(site) {
+            mtc.0 += count * mtc_done(site, &slices) as u64;
+            mtc.1 += count;
         }
-        db_total += database_work(site, opts.database, &slices);
+        let (made, all) = database_work(site, opts.database, &slices);
+        db = (db.0 + made, db.1 + all);
         pairs.push(PairState {
             deps: pair.dependencies().iter().map(|d| pos_of[d]).collect(),
             // A solved pair may still need its database stages.
@@ -544,12 +540,8 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         },
         done_positions: done,
         total_positions: total,
-        db_done: 0,
-        db_total,
-        db_started: None,
-        mtc_done: 0,
-        mtc_total,
-        mtc_started: None,
+        db: Part::new(db.0, db.1),
+        mtc: Part::new(mtc.0, mtc.1),
     };
     let solved = opts
         .run

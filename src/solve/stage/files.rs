@@ -223,23 +223,25 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
     }
 }
 
-/// The positions the database stages still pass over for the pair's slices (progress): a
-/// `build` pass unless built, a `ver` pass unless its values are verified, and an `mtcver`
-/// pass when the site builds distances and they are not verified.
-pub fn database_work(site: &Site, database: bool, slices: &[Slice]) -> u64 {
+/// The database stages' work on the pair in positions passed over (progress), as (done, in
+/// all), the way the pair will go: `build`, `ver` and, when the site builds distances,
+/// `mtcver`, each over all of its slices. A pair with distances still to compute is built
+/// again; a built pair is checked again unless all of it is verified.
+pub fn database_work(site: &Site, database: bool, slices: &[Slice]) -> (u64, u64) {
     if !database {
-        return 0;
+        return (0, 0);
     }
-    let distances = crate::solve::mtc::wanted(site);
-    slices
-        .iter()
-        .map(|s| {
-            let passes = !is_built(site, s) as u64
-                + !values_verified(site, s) as u64
-                + (distances && !mtc_verified_marker(site, s).exists()) as u64;
-            passes * s.count()
-        })
-        .sum()
+    let passes = 2 + crate::solve::mtc::wanted(site) as u64;
+    let left = match mtc_pending(site, slices) {
+        true => passes,
+        false => match database_stage(site, database, slices) {
+            Stage::Done => 0,
+            Stage::Built => passes - 1,
+            _ => passes,
+        },
+    };
+    let count: u64 = slices.iter().map(|s| s.count()).sum();
+    ((passes - left) * count, passes * count)
 }
 
 /// Whether every slice of the pair has its moves to conversion in `solved/`.
