@@ -608,6 +608,12 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
             "build ended with unfinished slices (scheduler bug)"
         ));
     }
+    // Progress counted each part the way the pairs went: at the end every part is whole.
+    debug_assert_eq!(
+        (sh.db.done, sh.mtc.done),
+        (sh.db.total, sh.mtc.total),
+        "progress: (database, distances) done against in all"
+    );
     progress(log, &sh, npairs, sh.summary.elapsed, done);
     Ok(sh.summary)
 }

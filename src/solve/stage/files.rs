@@ -224,24 +224,27 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 }
 
 /// The database stages' work on the pair in positions passed over (progress), as (done, in
-/// all), the way the pair will go: `build`, `ver` and, when the site builds distances,
-/// `mtcver`, each over all of its slices. A pair with distances still to compute is built
-/// again; a built pair is checked again unless all of it is verified.
+/// all), the way the pair will go: `build` and `ver` of each slice not done yet
+/// ([`stage_done`]; distances still to compute make a slice's `build` due again), then, when
+/// the site builds distances, `mtcver` over the whole pair.
 pub fn database_work(site: &Site, database: bool, slices: &[Slice]) -> (u64, u64) {
     if !database {
         return (0, 0);
     }
-    let passes = 2 + crate::solve::mtc::wanted(site) as u64;
-    let left = match mtc_pending(site, slices) {
-        true => passes,
-        false => match database_stage(site, database, slices) {
-            Stage::Done => 0,
-            Stage::Built => passes - 1,
-            _ => passes,
-        },
+    let distances = crate::solve::mtc::wanted(site);
+    let pending = mtc_pending(site, slices);
+    let stage = match pending {
+        true => Stage::Build,
+        false => database_stage(site, database, slices),
     };
-    let count: u64 = slices.iter().map(|s| s.count()).sum();
-    ((passes - left) * count, passes * count)
+    let passes = 2 + distances as u64;
+    slices.iter().fold((0, 0), |(done, all), s| {
+        let build = stage == Stage::Build && (pending || !stage_done(site, Stage::Build, s));
+        let ver = stage != Stage::Done && !stage_done(site, Stage::Ver, s);
+        let mtcver = stage != Stage::Done && distances;
+        let left = build as u64 + ver as u64 + mtcver as u64;
+        (done + (passes - left) * s.count(), all + passes * s.count())
+    })
 }
 
 /// Whether every slice of the pair has its moves to conversion in `solved/`.
