@@ -331,48 +331,82 @@ impl MtcFile {
     }
 }
 
-/// A slice's runs held in memory (first position and symbol of each), read by binary
-/// search: for walks that look up many positions of one slice (`mtcver` reads the mirror's
-/// distances of every king move), where decoding a block from its start each time would
-/// cost a thousand runs a lookup. About 9 bytes a run.
+/// A slice's distances held in memory, for walks that look up many positions of one slice
+/// (`mtcver` reads the mirror's distances of every king move), where decoding a block from
+/// its start each time would cost a thousand runs a lookup. Held as runs (first position
+/// and symbol, 9 bytes a run, read by binary search) or, once that would take more memory
+/// than a byte a position, as that byte: the slices with many runs are the king endings,
+/// where a binary search over tens of millions of runs costs a cache miss a level (a
+/// byte a position made `mtcver` of `3400.--` 4 times faster; docs/PERFORMANCE.md).
 pub struct MtcRuns {
     starts: Vec<u64>,
     symbols: Vec<u8>,
+    /// A symbol a position, when the runs would be larger.
+    flat: Option<Vec<u8>>,
     threshold: u32,
 }
+
+/// Bytes a run takes in [`MtcRuns`].
+const RUN_BYTES: u64 = 9;
 
 impl MtcRuns {
     /// The stored distance of position `i`.
     #[inline]
     pub fn get(&self, i: u64) -> Stored {
-        let k = self.starts.partition_point(|&s| s <= i) - 1;
-        stored_of(self.symbols[k], self.threshold)
+        let symbol = match &self.flat {
+            Some(flat) => flat[i as usize],
+            None => self.symbols[self.starts.partition_point(|&s| s <= i) - 1],
+        };
+        stored_of(symbol, self.threshold)
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.starts.capacity() * 8 + self.symbols.capacity()
+        self.starts.capacity() * 8
+            + self.symbols.capacity()
+            + self.flat.as_ref().map_or(0, |f| f.capacity())
+    }
+
+    /// Adds the run of `symbol` over `[first, end)`, going over to a byte a position once
+    /// the runs of the slice's `count` positions outgrow it.
+    fn push(&mut self, symbol: u8, first: u64, end: u64, count: u64) {
+        if let Some(flat) = &mut self.flat {
+            flat[first as usize..end as usize].fill(symbol);
+            return;
+        }
+        self.starts.push(first);
+        self.symbols.push(symbol);
+        if self.starts.len() as u64 * RUN_BYTES > count {
+            let mut flat = vec![SHORT; count as usize];
+            let ends = self.starts[1..].iter().copied().chain([end]);
+            for ((&from, to), &symbol) in self.starts.iter().zip(ends).zip(&self.symbols) {
+                flat[from as usize..to as usize].fill(symbol);
+            }
+            self.starts = Vec::new();
+            self.symbols = Vec::new();
+            self.flat = Some(flat);
+        }
     }
 }
 
 impl MtcFile {
-    /// Every run of the slice, read into memory (every block's CRC checked).
+    /// Every distance of the slice, read into memory (every block's CRC checked).
     pub fn runs(&self) -> Result<MtcRuns> {
         let mut runs = MtcRuns {
             starts: Vec::new(),
             symbols: Vec::new(),
+            flat: None,
             threshold: self.threshold,
         };
-        self.for_each_run::<DbError>(0, self.count, |stored, first, _| {
-            runs.starts.push(first);
-            runs.symbols.push(symbol_of(
-                match stored {
-                    Stored::Short => 0,
-                    Stored::Plies(d) => d,
-                },
-                self.threshold,
-            ));
+        self.for_each_run::<DbError>(0, self.count, |stored, first, end| {
+            let plies = match stored {
+                Stored::Short => 0,
+                Stored::Plies(d) => d,
+            };
+            runs.push(symbol_of(plies, self.threshold), first, end, self.count);
             Ok(())
         })?;
+        runs.starts.shrink_to_fit();
+        runs.symbols.shrink_to_fit();
         Ok(runs)
     }
 }
@@ -443,6 +477,22 @@ mod tests {
                 assert_eq!(runs.get(i as u64), file.get(i as u64).unwrap());
             }
         }
+        // Runs, or a byte a position once they would take more.
+        let mut n_runs = 0;
+        file.for_each_run::<DbError>(0, s.count(), |_, _, _| {
+            n_runs += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            runs.flat.is_some(),
+            n_runs * RUN_BYTES > s.count(),
+            "{n_runs} runs"
+        );
+        assert_eq!(
+            runs.memory_bytes() as u64,
+            (n_runs * RUN_BYTES).min(s.count())
+        );
         let mut n = 0;
         file.for_each_run::<DbError>(0, s.count(), |_, first, end| {
             assert_eq!(first, n);
@@ -475,12 +525,15 @@ mod tests {
         assert!(code_mtc(&s, bytes[1..].iter().copied()).is_none());
         let file = MtcFile::from_bytes(Path::new("t.mtc"), &s, coded).unwrap();
         assert!(file.blocks() > 1, "{} blocks", file.blocks());
+        let runs = file.runs().unwrap();
+        assert!(runs.flat.is_some(), "a run a position: a byte a position");
         for i in (0..n).step_by(97) {
             let want = match bytes[i as usize] as u32 - 1 {
                 d if d < THRESHOLD => Stored::Short,
                 d => Stored::Plies(d),
             };
             assert_eq!(file.get(i).unwrap(), want);
+            assert_eq!(runs.get(i), want);
         }
     }
 
