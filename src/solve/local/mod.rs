@@ -105,7 +105,10 @@ struct PairState {
     slices: Vec<Slice>,
     deps: Vec<usize>,
     stage: Stage,
+    /// Jobs of the stage not finished (queued or in a worker).
     running: usize,
+    /// Jobs in a worker now (progress).
+    working: usize,
     /// Statistics of the stage's jobs per target slice.
     stage_stats: Vec<PhaseStats>,
     published: bool,
@@ -381,6 +384,7 @@ impl Builder<'_> {
             };
             let (p, task) = sh.ready.remove(&key).expect("key");
             sh.busy += 1;
+            sh.pairs[p].working += 1;
             if let Task::Phase(j, _) = &task
                 && matches!(j.phase, Phase::Build | Phase::Ver | Phase::MtcVer)
             {
@@ -411,6 +415,7 @@ impl Builder<'_> {
             let took = t0.elapsed();
             sh = shared.lock().expect("lock");
             sh.busy -= 1;
+            sh.pairs[p].working -= 1;
             match (result, &task) {
                 (Err(e), _) => {
                     let what = match &task {
@@ -512,6 +517,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
             stage: Stage::Waiting,
             slices,
             running: 0,
+            working: 0,
             stage_stats: Vec::new(),
             published: solved,
         });

@@ -109,7 +109,7 @@ pub(super) fn progress(
     let working: Vec<String> = sh
         .pairs
         .iter()
-        .filter(|p| p.running > 0)
+        .filter(|p| p.working > 0)
         .take(3)
         .map(|p| format!("{} {:?}", p.slices[0], p.stage))
         .collect();
