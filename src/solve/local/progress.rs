@@ -85,6 +85,8 @@ pub(super) fn progress(
     };
     let done = sh.done_positions;
     let solving = done < sh.total_positions;
+    // While slices remain to be solved the rate and ETA are the solver's; after that the
+    // distances', then the database stages'.
     let (rate, left) = if !solving && sh.mtc.pending() {
         (sh.mtc.rate(), sh.mtc.left())
     } else if solving || !sh.db.pending() {
