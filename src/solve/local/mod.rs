@@ -493,6 +493,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         true => Some(crate::solve::mtc::set_wanted(site)?),
         false => None,
     };
+    let distances = crate::solve::mtc::wanted(site);
     for pair in &order {
         let slices = pair.slices();
         finish_interrupted_publish(site, &slices)?;
@@ -505,7 +506,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
             already += slices.len();
             done += count;
         }
-        if crate::solve::mtc::wanted(site) {
+        if distances {
             mtc.0 += count * mtc_done(site, &slices) as u64;
             mtc.1 += count;
         }
