@@ -91,6 +91,32 @@ fn splits_and_orders_give_identical_distances() {
     }
 }
 
+/// Distances removed from `solved/` after a build (a disk lost, a file found damaged) are
+/// computed again from their first round, to the same bytes. The local build leaves the
+/// record of a pair's last round behind it; that record must not send the pair on to
+/// publish work files that are gone.
+#[test]
+fn distances_removed_from_solved_are_computed_again() {
+    let d = copy_of_base("removed");
+    let with_distances = |o: &mut nowdb::solve::local::BuildOptions| {
+        o.only = vec![ONLY.parse().unwrap()];
+        o.mtc = true;
+        o.small_pair = 0;
+    };
+    build(&d, 5, with_distances);
+    let site = Site::new(&d);
+    let slices = site.solved_slices().unwrap();
+    for s in &slices {
+        std::fs::remove_file(site.mtc_solved_file(s)).unwrap();
+    }
+    build(&d, 5, with_distances);
+    assert_same_build(
+        reference(),
+        &d,
+        "distances removed from solved/ and built again",
+    );
+}
+
 /// SIGKILL the whole build at random moments of its rounds (the values are solved
 /// already, so every kill lands in an `mtc` job or between two), checkpointing at every
 /// page; each restart resumes, and the distances are the same bytes.

@@ -252,6 +252,12 @@ pub fn mtc_done(site: &Site, slices: &[Slice]) -> bool {
     slices.iter().all(|s| has_distances(site, s))
 }
 
+/// Whether the pair's distance rounds have begun: a slice has its work file (round 1
+/// makes both; publishing moves them to `solved/`).
+pub fn mtc_started(site: &Site, slices: &[Slice]) -> bool {
+    slices.iter().any(|s| site.mtc_work_file(s).exists())
+}
+
 /// Whether the site builds moves to conversion and the pair's are not in `solved/` yet.
 pub fn mtc_pending(site: &Site, slices: &[Slice]) -> bool {
     crate::solve::mtc::wanted(site) && !mtc_done(site, slices)

@@ -163,6 +163,9 @@ pub fn write_record(
 /// does not trust) and the site's files. A published pair is at its database stage, unless
 /// its record already names a later one (the queue runners' `built`, `ver`, `done`); an
 /// unpublished pair is where its record says, at `fill` at the latest, or at `cap`.
+/// A record of a distance round counts while the rounds' work files are there: the local
+/// build leaves it after publishing the distances, and distances removed from `solved/`
+/// later are computed again from round 1.
 pub fn reached(
     site: &Site,
     slices: &[Slice],
@@ -173,7 +176,7 @@ pub fn reached(
     let solving = Stage::Cap.rank()..=Stage::Fill.rank();
     let mtc_pending = || solved && files::mtc_pending(site, slices);
     Ok(match record {
-        Some(Stage::Mtc(r)) if mtc_pending() => Stage::Mtc(r),
+        Some(Stage::Mtc(r)) if mtc_pending() && files::mtc_started(site, slices) => Stage::Mtc(r),
         Some(r) if solved && r.rank() >= Stage::Build.rank() && !mtc_pending() => r,
         _ if solved => solved_stage(site, database, slices),
         None => Stage::Cap,
