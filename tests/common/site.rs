@@ -10,6 +10,15 @@ use std::time::{Duration, Instant};
 /// Builds 2..`pieces` in `site` in this process with 2 runners and no progress lines, after
 /// `f` has adjusted the options.
 pub fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> BuildSummary {
+    build_logged(site, pieces, f).0
+}
+
+/// [`build`], with its progress lines (only the closing one, unless `f` asks for more).
+pub fn build_logged(
+    site: &Path,
+    pieces: u32,
+    f: impl FnOnce(&mut BuildOptions),
+) -> (BuildSummary, String) {
     let mut opts = BuildOptions {
         pieces,
         runners: 2,
@@ -17,12 +26,14 @@ pub fn build(site: &Path, pieces: u32, f: impl FnOnce(&mut BuildOptions)) -> Bui
         ..BuildOptions::default()
     };
     f(&mut opts);
-    build_local(
+    let mut lines = Vec::new();
+    let summary = build_local(
         &Site::new(site),
         &opts,
-        &mut nowdb::progress::Progress::lines(&mut std::io::sink(), Duration::MAX),
+        &mut nowdb::progress::Progress::lines(&mut lines, Duration::MAX),
     )
-    .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()))
+    .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()));
+    (summary, String::from_utf8(lines).unwrap())
 }
 
 /// The files of `solved/` and `db/` of a site, by `dir/name`. Hidden files are left out:

@@ -201,10 +201,14 @@ pub fn stage_done(site: &Site, stage: Stage, s: &Slice) -> bool {
 /// Whether slice `s` has a file in `db/` of the current format (its `build` is done), and
 /// one of its moves to conversion when it has them.
 pub fn is_built(site: &Site, s: &Slice) -> bool {
+    built_with(site, s, has_distances(site, s))
+}
+
+/// Whether slice `s` has a current file in `db/`, and in `db/mtc/` if `distances`.
+fn built_with(site: &Site, s: &Slice, distances: bool) -> bool {
     let db = site.db_dir();
     crate::db::format::is_current(&crate::db::probe::slice_path(&db, s))
-        && (!has_distances(site, s)
-            || crate::db::mtc::is_current(&crate::db::mtc::mtc_path(&db, s)))
+        && (!distances || crate::db::mtc::is_current(&crate::db::mtc::mtc_path(&db, s)))
 }
 
 /// Where a published pair goes next: compressing, checking, or nothing left to do.
@@ -225,8 +229,9 @@ pub fn database_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 
 /// The database stages' work on the pair in positions passed over (progress), as (done, in
 /// all), the way the pair will go: `build` and `ver` of each slice not done yet
-/// ([`stage_done`]; distances still to compute make a slice's `build` due again), then, when
-/// the site builds distances, `mtcver` over the whole pair.
+/// ([`stage_done`]; once distances still to compute are published, `build` is due for a
+/// slice without current compressed files of both), then, when the site builds distances,
+/// `mtcver` over the whole pair.
 pub fn database_work(site: &Site, database: bool, slices: &[Slice]) -> (u64, u64) {
     if !database {
         return (0, 0);
@@ -239,7 +244,10 @@ pub fn database_work(site: &Site, database: bool, slices: &[Slice]) -> (u64, u64
     };
     let passes = 2 + distances as u64;
     slices.iter().fold((0, 0), |(done, all), s| {
-        let build = stage == Stage::Build && (pending || !stage_done(site, Stage::Build, s));
+        let build = match pending {
+            true => !built_with(site, s, true),
+            false => stage == Stage::Build && !stage_done(site, Stage::Build, s),
+        };
         let ver = stage != Stage::Done && !stage_done(site, Stage::Ver, s);
         let mtcver = stage != Stage::Done && distances;
         let left = build as u64 + ver as u64 + mtcver as u64;
