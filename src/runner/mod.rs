@@ -353,6 +353,30 @@ pub fn report_daemon(
     }
 }
 
+/// The daemon's own priority, set before it starts its threads (Linux keeps a nice value
+/// per thread, and new threads inherit their creator's): nice 19 like its jobs, so that
+/// `wswatch`, which counts CPU time other than nice time as a user's, never takes the
+/// daemon's own work (takes, records, heartbeats) for someone at the desk. Its I/O stays in
+/// the best-effort class at the lowest level rather than the jobs' idle class: on a busy
+/// disk the idle class can wait without bound, and a heartbeat or a queue lock held behind
+/// another program's writes would make the host look crashed, or stall every host's takes.
+pub fn become_background_daemon() {
+    // SAFETY: plain system calls on this thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0,
+            IOPRIO_CLASS_BE << 13 | 7,
+        );
+    }
+}
+
+const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+const IOPRIO_CLASS_BE: libc::c_long = 2;
+const IOPRIO_CLASS_IDLE: libc::c_long = 3;
+
 /// What `jobrunner run --background` does first: the lowest CPU priority and the idle I/O
 /// class (the paper's background computations), and a SIGTERM (checkpoint and stop) when
 /// the runner that started it dies. Done in the child itself rather than between fork and
@@ -362,8 +386,6 @@ pub fn become_background_job() -> crate::error::Result<()> {
     // SAFETY: plain system calls on this process.
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-        const IOPRIO_WHO_PROCESS: libc::c_long = 1;
-        const IOPRIO_CLASS_IDLE: libc::c_long = 3;
         libc::syscall(
             libc::SYS_ioprio_set,
             IOPRIO_WHO_PROCESS,

@@ -39,20 +39,35 @@ impl Wake {
     }
 }
 
+/// Whether `ev` is a change that can make a job runnable: a queue file or a stage record
+/// created, written, renamed or removed. Not an open or a read: on Linux `notify` reports
+/// those too, and every idle runner reads the queues and records when it wakes, so waking on
+/// them made the runners wake each other thousands of times a second.
+fn wakes(ev: &notify::Event) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    let change = match ev.kind {
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any | EventKind::Other => true,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+    };
+    change
+        && ev.paths.iter().any(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            name.ends_with(".stage") || crate::queue::QUEUES.iter().any(|(_, q)| name == *q)
+        })
+}
+
 /// Watches the queue files and stage records for changes, waking idle runners.
 pub(super) fn watch(site: &Site, wake: Arc<Wake>) -> notify::Result<notify::RecommendedWatcher> {
     use notify::{RecursiveMode, Watcher};
     let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        let relevant = ev.is_ok_and(|ev| {
-            ev.paths.iter().any(|p| {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default();
-                name.ends_with(".stage") || crate::queue::QUEUES.iter().any(|(_, q)| name == *q)
-            })
-        });
-        if relevant {
+        if ev.is_ok_and(|ev| wakes(&ev)) {
             wake.bump();
         }
     })?;
@@ -131,6 +146,40 @@ impl Room {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_changes_of_queues_and_stage_records_wake_the_runners() {
+        use notify::event::{
+            AccessKind, AccessMode, CreateKind, DataChange, EventKind, MetadataKind, ModifyKind,
+            RemoveKind, RenameMode,
+        };
+        let ev = |kind: EventKind, name: &str| {
+            notify::Event::new(kind).add_path(std::path::Path::new("/site/queues").join(name))
+        };
+        let changes = [
+            EventKind::Create(CreateKind::File),
+            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+            EventKind::Remove(RemoveKind::File),
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+        ];
+        let reads = [
+            EventKind::Access(AccessKind::Open(AccessMode::Any)),
+            EventKind::Access(AccessKind::Read),
+            EventKind::Access(AccessKind::Close(AccessMode::Read)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any)),
+        ];
+        for kind in changes {
+            assert!(wakes(&ev(kind, "prime")), "{kind:?}");
+            assert!(wakes(&ev(kind, "2200.stage")), "{kind:?}");
+            assert!(!wakes(&ev(kind, "prime.lock")), "{kind:?}");
+            assert!(!wakes(&ev(kind, "2200.12.done")), "{kind:?}");
+        }
+        for kind in reads {
+            assert!(!wakes(&ev(kind, "prime")), "{kind:?}");
+            assert!(!wakes(&ev(kind, "2200.stage")), "{kind:?}");
+        }
+    }
 
     #[test]
     fn waits_for_room_double_up_to_the_cap_and_end_with_a_finished_job() {

@@ -16,8 +16,10 @@
 //!   attempt: the job goes back to the top and the host's runners wait for room.
 //! - A `stop` line ends the runner that takes it. SIGTERM stops every runner at a checkpoint.
 //! - Idle runners wait for a change of a queue file or a stage record (inotify through
-//!   `notify`) or the poll interval, whichever comes first: inotify does not see other
-//!   machines' writes on NFS or sshfs.
+//!   `notify`: a write, rename or removal, never a read, `wake.rs`) or the poll interval,
+//!   whichever comes first: inotify does not see other machines' writes on NFS or sshfs.
+//! - The daemon itself runs at nice 19 like its jobs (`become_background_daemon`), so an
+//!   idle or waiting daemon never makes `wswatch` see a user at its desktop.
 //! - Every loop also looks for stale running records of this host (a runner killed with its
 //!   machine, or by SIGKILL): their jobs used an attempt and are requeued from their
 //!   checkpoints (or held).
@@ -497,7 +499,8 @@ impl Daemon<'_> {
                     self.report_stall(ev);
                 }
             }
-            std::thread::sleep(Duration::from_millis(20));
+            // A stop reaches the jobs within this; an idle daemon wakes ten times a second.
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
@@ -548,6 +551,8 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         let p = site.root().join(d);
         std::fs::create_dir_all(&p).map_err(|e| failed(FileOp::Creating, &p, e))?;
     }
+    // Before any thread starts: they inherit it.
+    super::become_background_daemon();
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     let wake = Arc::new(Wake::default());
     let d = Daemon {
