@@ -5,9 +5,15 @@
 //! The convention (docs/TESTING.md): a block whose info string says `no-run` (```` ```sh
 //! no-run ````) is not run; nor are the blocks of the sections listed in [`SKIPPED`] (which
 //! must exist). Relative site directories (`--site NAME`, and paths `NAME/...`) are moved to a
-//! scratch directory, so the checkout stays clean. `cargo build` (which `scripts/build-local`
-//! also runs) is a stand-in that builds nothing: cargo has just built the binaries under test,
-//! and a nested build with other features would rebuild the crate for minutes.
+//! scratch directory, so the checkout stays clean.
+//!
+//! The blocks meet the binaries as a newcomer on a fresh clone does: `./target/release/` and
+//! the `PATH` the documents ask for (`target/release`) are a scratch target directory
+//! (`CARGO_TARGET_DIR`), empty until a block builds into it, so a block that uses a tool no
+//! earlier block built fails. `cargo build` (which `scripts/build-local` also runs) is a
+//! stand-in that puts there the binaries under test it is asked for (`--bin NAME`, else all
+//! of them and the egdb library): cargo has just built them, and a nested build with other
+//! features would rebuild the crate for minutes.
 
 mod common;
 
@@ -178,8 +184,11 @@ fn run_document(doc: &str) {
     let text = document(doc);
     let suite = doc.replace(['/', '.'], "-");
     let scratch = fixture::scratch("docs", &suite);
-    let bin_dir = Path::new(fixture::ADDQ).parent().unwrap().to_path_buf();
-    let stand_in = cargo_stand_in(&scratch);
+    let built = Path::new(fixture::ADDQ).parent().unwrap().to_path_buf();
+    let target = scratch.join("target");
+    let bin_dir = target.join("release");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let stand_in = cargo_stand_in(&scratch, &built);
     let path = format!(
         "{}:{}:{}",
         stand_in.display(),
@@ -195,7 +204,7 @@ fn run_document(doc: &str) {
         let script = rewrite(&b.text, &scratch, &bin_dir)
             .unwrap_or_else(|e| panic!("{doc}:{}: {e}", b.line));
         let t = Instant::now();
-        let (ok, output) = run_block(&script, &path, &scratch.join(format!("block-{k}")));
+        let (ok, output) = run_block(&script, &path, &target, &scratch.join(format!("block-{k}")));
         eprintln!(
             "{doc}:{}: {:.1} s{}",
             b.line,
@@ -217,22 +226,53 @@ fn run_document(doc: &str) {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
-/// A directory holding a `cargo` that accepts `cargo build` and builds nothing (the binaries
-/// under test are built), and refuses anything else: a block that runs other cargo commands
-/// (tests, benches, examples) takes too long here and must be marked no-run.
-fn cargo_stand_in(scratch: &Path) -> PathBuf {
+/// A directory holding a `cargo` whose `cargo build` copies the binaries under test (from
+/// `built`) that it is asked for into `$CARGO_TARGET_DIR/<profile>/`: the ones named by
+/// `--bin`, else every binary and the egdb library. It refuses anything else: a block that
+/// runs other cargo commands (tests, benches, examples) takes too long here and must be
+/// marked no-run.
+fn cargo_stand_in(scratch: &Path, built: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch.join("cargo-stand-in");
     std::fs::create_dir_all(&dir).unwrap();
     let cargo = dir.join("cargo");
+    let all: Vec<&str> = fixture::BINARIES.iter().map(|(name, _)| *name).collect();
     std::fs::write(
         &cargo,
-        "#!/bin/sh\n\
-         # tests/docs.rs: cargo has built the binaries under test already.\n\
-         [ \"$1\" = build ] && exit 0\n\
-         echo \"tests/docs.rs: cargo $*: only cargo build runs in a documentation block \
-         (mark the block no-run)\" >&2\n\
-         exit 1\n",
+        format!(
+            r#"#!/bin/sh
+# tests/docs.rs: cargo has built the binaries under test; this puts those asked for where
+# `cargo build` would.
+if [ "$1" != build ]; then
+    echo "tests/docs.rs: cargo $*: only cargo build runs in a documentation block (mark the block no-run)" >&2
+    exit 1
+fi
+shift
+profile=debug bins=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --release) profile=release ;;
+        --bin) bins="$bins $2"; shift ;;
+        --bin=*) bins="$bins ${{1#--bin=}}" ;;
+        --manifest-path|-p|--package|--features|-j|--jobs) shift ;;
+    esac
+    shift
+done
+out="${{CARGO_TARGET_DIR:?tests/docs.rs sets it}}/$profile"
+mkdir -p "$out"
+if [ -z "$bins" ]; then
+    bins="{all}"
+    for lib in libegdb.so libegdb.a; do
+        [ ! -e "{built}/$lib" ] || cp "{built}/$lib" "$out/$lib"
+    done
+fi
+for b in $bins; do
+    cp "{built}/$b" "$out/$b" || exit 101
+done
+"#,
+            all = all.join(" "),
+            built = built.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -240,15 +280,16 @@ fn cargo_stand_in(scratch: &Path) -> PathBuf {
 }
 
 /// Runs `script` with bash (`-e -o pipefail`) from the repository's root in its own process
-/// group, its output in `out`; whether it succeeded within [`BLOCK_TIMEOUT`], and its
-/// output.
-fn run_block(script: &str, path: &str, out: &PathBuf) -> (bool, String) {
+/// group, cargo's target directory `target`, its output in `out`; whether it succeeded
+/// within [`BLOCK_TIMEOUT`], and its output.
+fn run_block(script: &str, path: &str, target: &Path, out: &PathBuf) -> (bool, String) {
     use std::os::unix::process::CommandExt;
     let log = std::fs::File::create(out).unwrap();
     let mut child = Command::new("bash")
         .args(["-e", "-o", "pipefail", "-c", script])
         .current_dir(ROOT)
         .env("PATH", path)
+        .env("CARGO_TARGET_DIR", target)
         .env_remove("NOWDB_FAULT")
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
@@ -352,10 +393,47 @@ fn a_failing_command_fails_its_block() {
     let scratch = fixture::scratch("docs", "failing");
     let path = std::env::var("PATH").unwrap_or_default();
     let out = scratch.join("out");
-    assert!(run_block("true\necho here\n", &path, &out).0);
-    assert!(!run_block("true\nfalse\ntrue\n", &path, &out).0);
-    assert!(!run_block("false | cat\n", &path, &out).0);
-    let (ok, output) = run_block("echo said; exit 3\n", &path, &out);
+    let target = scratch.join("target");
+    assert!(run_block("true\necho here\n", &path, &target, &out).0);
+    assert!(!run_block("true\nfalse\ntrue\n", &path, &target, &out).0);
+    assert!(!run_block("false | cat\n", &path, &target, &out).0);
+    let (ok, output) = run_block("echo said; exit 3\n", &path, &target, &out);
     assert!(!ok && output.contains("said"), "{output}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The blocks see only the tools that earlier blocks built, as on a fresh clone: none at
+/// first, those named by `cargo build --bin`, then every one after a plain `cargo build`.
+#[test]
+fn a_block_finds_only_the_tools_earlier_blocks_built() {
+    let scratch = fixture::scratch("docs", "newcomer");
+    let built = Path::new(fixture::ADDQ).parent().unwrap();
+    let target = scratch.join("target");
+    let bin_dir = target.join("release");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        cargo_stand_in(&scratch, built).display(),
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = scratch.join("out");
+    let runs = |script: &str| run_block(script, &path, &target, &out).0;
+    assert!(!runs("addq --help\n"), "a tool nobody built ran");
+    assert!(runs(
+        "cargo build --release --quiet --bin addq --bin jobrunner\n"
+    ));
+    assert!(runs(
+        "addq --help >/dev/null\njobrunner --help >/dev/null\n"
+    ));
+    assert!(
+        !runs("dbprobe --help\n"),
+        "a tool cargo was not asked for ran"
+    );
+    assert!(!runs("cargo test\n"), "only cargo build runs");
+    assert!(runs("cargo build --release\n"));
+    for (name, _) in fixture::BINARIES {
+        assert!(runs(&format!("{name} --help >/dev/null\n")), "{name}");
+    }
     let _ = std::fs::remove_dir_all(&scratch);
 }
