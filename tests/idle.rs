@@ -19,7 +19,7 @@ use common::fixture::{self, ADDQ, JOBRUNNER, text};
 use nowdb::lock::Machine;
 use nowdb::runner::record::{RunningRecord, process_start};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long each waiting process is watched.
@@ -221,19 +221,7 @@ fn waiting_daemons_and_pilots_sleep_and_a_new_job_is_still_taken_at_once() {
     let pilot_site = fixture::scratch("idle", "pilot");
     waiting_for_another_host(&pilot_site);
     let mut pilot = Waiter(
-        Command::new(JOBRUNNER)
-            .arg("--site")
-            .arg(&pilot_site)
-            .args(["pilot", "--max-waiting", "1"])
-            .env("SLURM_JOB_ID", "101")
-            .env("SLURM_ARRAY_JOB_ID", "100")
-            .env("SLURM_ARRAY_TASK_ID", "1")
-            .env("SLURMD_NODENAME", "n1")
-            .env("SLURM_CPUS_PER_TASK", "2")
-            .env("SLURM_MEM_PER_NODE", "300")
-            // No Slurm here: squeue must not find a cluster by accident.
-            .env("SLURM_CONF", "/nonexistent/slurm.conf")
-            .stdin(Stdio::null())
+        fixture::fake_pilot(&pilot_site, 1, 2, &["--max-waiting", "1"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

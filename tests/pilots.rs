@@ -174,22 +174,9 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     assert_eq!(json["pilots"][2]["node"], "n2");
 }
 
-/// `jobrunner --site SITE pilot ARGS` with the environment Slurm gives array task `task`.
+/// A fake pilot of task `task` with one CPU, its output piped.
 fn fake_pilot(site: &Path, task: u64, args: &[&str]) -> std::process::Child {
-    Command::new(JOBRUNNER)
-        .arg("--site")
-        .arg(site)
-        .arg("pilot")
-        .args(args)
-        .env("SLURM_JOB_ID", (100 + task).to_string())
-        .env("SLURM_ARRAY_JOB_ID", "100")
-        .env("SLURM_ARRAY_TASK_ID", task.to_string())
-        .env("SLURMD_NODENAME", format!("n{task}"))
-        .env("SLURM_CPUS_PER_TASK", "1")
-        .env("SLURM_MEM_PER_NODE", "300")
-        // No Slurm here: squeue must not find a cluster by accident.
-        .env("SLURM_CONF", "/nonexistent/slurm.conf")
-        .stdin(Stdio::null())
+    fixture::fake_pilot(site, task, 1, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -141,3 +141,21 @@ pub fn daemon(site: &Path, runners: usize) -> Command {
     .args(["--runners", &runners.to_string(), "--until-empty"]);
     c
 }
+
+/// `jobrunner --site SITE pilot ARGS` with the environment Slurm gives array task `task` of
+/// job 100 on node `n<task>`, granted `cpus` CPUs and 300 MB (no stdin): a Slurm pilot
+/// without a cluster.
+pub fn fake_pilot(site: &Path, task: u64, cpus: u32, args: &[&str]) -> Command {
+    let mut c = command(JOBRUNNER, site);
+    c.arg("pilot")
+        .args(args)
+        .env("SLURM_JOB_ID", (100 + task).to_string())
+        .env("SLURM_ARRAY_JOB_ID", "100")
+        .env("SLURM_ARRAY_TASK_ID", task.to_string())
+        .env("SLURMD_NODENAME", format!("n{task}"))
+        .env("SLURM_CPUS_PER_TASK", cpus.to_string())
+        .env("SLURM_MEM_PER_NODE", "300")
+        // No Slurm here: squeue must not find a cluster by accident.
+        .env("SLURM_CONF", "/nonexistent/slurm.conf");
+    c
+}
