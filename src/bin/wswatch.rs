@@ -12,7 +12,7 @@ use std::time::Duration;
     long_about = "Watch this workstation for its user. It reads the access times of the terminal \
                   devices (/dev/pts/*, /dev/tty*: typing updates them) and of the input devices \
                   (/dev/input/event*: mouse and keyboard), and the CPU time other than nice time \
-                  in /proc/stat (the jobs run at nice 19, so other busy time is a user's). Public \
+                  in /proc/stat (the jobs and the runner daemon run niced, so other busy time is a user's). Public \
                   hosts: activity suspends the jobs (SIGSTOP; SIGCONT after --resume-after idle \
                   seconds) when a quarter of the memory is free, else checkpoints and requeues \
                   them. Private hosts (public = false): in working hours activity checkpoints and \

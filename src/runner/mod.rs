@@ -354,16 +354,19 @@ pub fn report_daemon(
 }
 
 /// The daemon's own priority, set before it starts its threads (Linux keeps a nice value
-/// per thread, and new threads inherit their creator's): nice 19 like its jobs, so that
-/// `wswatch`, which counts CPU time other than nice time as a user's, never takes the
-/// daemon's own work (takes, records, heartbeats) for someone at the desk. Its I/O stays in
-/// the best-effort class at the lowest level rather than the jobs' idle class: on a busy
-/// disk the idle class can wait without bound, and a heartbeat or a queue lock held behind
+/// per thread, and new threads inherit their creator's): nice 1. The kernel counts the CPU
+/// time of any thread with a positive nice value as nice time, which `wswatch` does not
+/// count as a user's, so the daemon's own work (takes, records, heartbeats) never makes its
+/// desktop look busy. Not 19 like its jobs: then each handoff between two jobs (settle,
+/// take, start the next) waited behind the other runner's job for a scheduler slice, and
+/// 2..4 through the queues took 1.3 times as long (`scripts/bench-ab`). Its I/O stays in the
+/// best-effort class at the lowest level rather than the jobs' idle class: on a busy disk
+/// the idle class can wait without bound, and a heartbeat or a queue lock held behind
 /// another program's writes would make the host look crashed, or stall every host's takes.
 pub fn become_background_daemon() {
     // SAFETY: plain system calls on this thread.
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        libc::setpriority(libc::PRIO_PROCESS, 0, DAEMON_NICE);
         libc::syscall(
             libc::SYS_ioprio_set,
             IOPRIO_WHO_PROCESS,
@@ -372,6 +375,9 @@ pub fn become_background_daemon() {
         );
     }
 }
+
+/// The runner daemon's nice value ([`become_background_daemon`]).
+pub const DAEMON_NICE: i32 = 1;
 
 const IOPRIO_WHO_PROCESS: libc::c_long = 1;
 const IOPRIO_CLASS_BE: libc::c_long = 2;

@@ -7,7 +7,8 @@
 //! - the access times of the input devices (`/dev/input/event*`): the desktop reads mouse and
 //!   keyboard events from them, so they move when someone sits at the machine;
 //! - `/proc/stat`: CPU time other than *nice* time between two rounds. The jobs run at nice
-//!   19, so their time counts as nice; anything else busy on the machine is a user's work.
+//!   19 and the runner daemon at nice 1, so their time counts as nice; anything else busy on
+//!   the machine is a user's work.
 //!   (System time spent for the jobs counts as other load; it is small for these jobs.)
 //! - `/proc/meminfo`: whether a suspended job may keep its memory.
 //!

@@ -18,8 +18,9 @@
 //! - Idle runners wait for a change of a queue file or a stage record (inotify through
 //!   `notify`: a write, rename or removal, never a read, `wake.rs`) or the poll interval,
 //!   whichever comes first: inotify does not see other machines' writes on NFS or sshfs.
-//! - The daemon itself runs at nice 19 like its jobs (`become_background_daemon`), so an
-//!   idle or waiting daemon never makes `wswatch` see a user at its desktop.
+//! - The daemon itself runs at nice 1 (`become_background_daemon`): its CPU time counts as
+//!   nice time, so a daemon never makes `wswatch` see a user at its desktop, and it still
+//!   goes ahead of its nice-19 jobs when it hands a runner the next one.
 //! - Every loop also looks for stale running records of this host (a runner killed with its
 //!   machine, or by SIGKILL): their jobs used an attempt and are requeued from their
 //!   checkpoints (or held).
