@@ -7,7 +7,7 @@
 
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
-use super::solved::{SolvedStore, SolvedWorkFiles, best_move_value, best_of};
+use super::solved::{LowerSlices, SolvedStore, SolvedWorkFiles, best_move_value, best_of};
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
@@ -100,6 +100,17 @@ impl RunOptions {
     pub(crate) fn solved_store(&self, site: &Site) -> std::sync::Arc<SolvedStore> {
         (self.solved.clone()).unwrap_or_else(|| SolvedStore::new(site, 1 << 30))
     }
+
+    /// Where a job reads the finished slices its conversions lead to: the compressed
+    /// database with [`RunOptions::lower_from_database`], else `solved/`.
+    pub(crate) fn lower_slices(&self, site: &Site) -> LowerSlices {
+        match &self.database {
+            Some(db) if self.lower_from_database => {
+                LowerSlices::Database(crate::db::probe::DbLookup::new(db.clone()))
+            }
+            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(self.solved_store(site))),
+        }
+    }
 }
 
 impl Outcome {
@@ -177,22 +188,6 @@ struct Work {
     durable: bool,
 }
 
-/// Where `cap` and `lookup` read the finished lower slices from.
-enum LowerSlices {
-    WorkFiles(SolvedWorkFiles),
-    Database(crate::db::probe::DbLookup),
-}
-
-impl super::solved::SolvedValues for LowerSlices {
-    #[inline]
-    fn value(&mut self, pos: &crate::Position) -> Result<Value> {
-        match self {
-            LowerSlices::WorkFiles(w) => w.value(pos),
-            LowerSlices::Database(d) => d.value(pos),
-        }
-    }
-}
-
 impl Work {
     fn open(site: &Site, job: &Job, opts: &RunOptions) -> Result<Work> {
         let s = job.slice;
@@ -235,12 +230,7 @@ impl Work {
         if let Some(m) = &mut mirror {
             m.preload(0, m.count().div_ceil(PAGE_POSITIONS))?;
         }
-        let solved = job.phase.reads_solved().then(|| match &opts.database {
-            Some(db) if opts.lower_from_database => {
-                LowerSlices::Database(crate::db::probe::DbLookup::new(db.clone()))
-            }
-            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(opts.solved_store(site))),
-        });
+        let solved = job.phase.reads_solved().then(|| opts.lower_slices(site));
         let queue = (job.phase.has_round())
             .then(|| QueueWriter::new(&site.queue_file(&s, job.round, job.first)));
         Ok(Work {

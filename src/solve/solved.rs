@@ -82,6 +82,11 @@ impl SolvedSlice {
         Ok(SolvedSlice { index, data })
     }
 
+    /// The slice's index (position <-> index).
+    pub fn index(&self) -> &SliceIndex {
+        &self.index
+    }
+
     #[inline]
     pub fn get(&self, i: u64) -> Value {
         Value::from_bits(self.data[(i / 4) as usize] >> (2 * (i % 4)))
@@ -204,5 +209,21 @@ impl SolvedValues for crate::db::probe::DbLookup {
     #[inline]
     fn value(&mut self, pos: &Position) -> Result<Value> {
         Ok(self.probe(pos)?)
+    }
+}
+
+/// Where a job reads the finished slices its conversions lead to.
+pub enum LowerSlices {
+    WorkFiles(SolvedWorkFiles),
+    Database(crate::db::probe::DbLookup),
+}
+
+impl SolvedValues for LowerSlices {
+    #[inline]
+    fn value(&mut self, pos: &Position) -> Result<Value> {
+        match self {
+            LowerSlices::WorkFiles(w) => w.value(pos),
+            LowerSlices::Database(d) => d.value(pos),
+        }
     }
 }

@@ -3,8 +3,9 @@
 //! `build` on a page-aligned range classifies its positions and writes the refilled runs as
 //! a part file; the job that completes the set of parts codes the whole slice and publishes
 //! `db/<slice>.ndb` by rename, so a reader never sees a half-written slice and the file does
-//! not depend on how the slice was split. `ver` checks every stored value of a range
-//! against its successors read from the compressed database only.
+//! not depend on how the slice was split. `ver` checks a range: from the solver's
+//! values while the pair's `solved/` files exist ([`super::ver_exact`]), else from the
+//! compressed database alone ([`super::ver`]).
 
 use crate::db::crc32::crc32;
 use crate::db::format::is_current;
@@ -50,7 +51,10 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
                 ),
             };
             match job.phase {
-                Phase::Ver => super::ver::verify_range(&db, job, opts),
+                Phase::Ver => match super::ver_exact::verify_range_exact(site, &db, job, opts)? {
+                    Some(outcome) => Ok(outcome),
+                    None => super::ver::verify_range(&db, job, opts),
+                },
                 _ => super::mtc::verify_mtc_range(&db, job, opts),
             }
         }

@@ -9,3 +9,4 @@ pub mod mtc;
 pub mod report;
 pub mod ship;
 pub mod ver;
+pub mod ver_exact;

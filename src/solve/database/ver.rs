@@ -1,5 +1,6 @@
-//! The `ver` phase: every stored value of a range checked against its successors, read
-//! from the compressed database only (2003 paper, Table 3).
+//! The `ver` phase from the compressed database alone, for a pair whose `solved/` files
+//! are gone (else [`super::ver_exact`] checks it for less): every stored value of a range
+//! checked against its successors (2003 paper, Table 3).
 //!
 //! Most successors of a slice's positions are quiet positions of its mirror (a king move,
 //! or a man move that keeps its leading rank, answered by the other side). Those are read

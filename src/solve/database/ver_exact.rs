@@ -1,0 +1,137 @@
+//! The `ver` phase from the solver's exact values, while the pair's `solved/` files exist
+//! (they do until the build releases them).
+//!
+//! Two checks make the same guarantee as probing every successor in the compressed
+//! database ([`super::ver::verify_range`]), without its searches:
+//!
+//! - every value the database stores equals the exact one (the compressed file is the
+//!   solver's values), and
+//! - every exact value of the range, captures and removed threats included, is the best
+//!   value among its moves: quiet moves read from the mirror's exact values, conversions
+//!   from the other finished slices.
+//!
+//! Probing the database searches whatever it does not store: a mirror's capture or removed
+//! threat costs a search into the lower slices each time it is a successor (half a job's
+//! instructions at 7 pieces). Here every slice's own captures and threats are checked once,
+//! by the job whose range holds them, and read by everyone else as plain values. A wrong
+//! capture value cannot hide: its own range's job finds it against its captures.
+
+use super::build::{STOP_CHECK, from_the_start, stop_requested};
+use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::db::probe::Database;
+use crate::db::removed::{Kind, removed_threat_children};
+use crate::notation::position_fen;
+use crate::slice::index::QuietChildren;
+use crate::slice::is_conversion;
+use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::solved::{SolvedSlice, SolvedValues};
+use crate::solve::{Job, Result, Site, Value};
+use crate::solve_err;
+use crate::{Move, Position};
+use std::sync::Arc;
+
+/// Checks the job's range from the exact values of `solved/` and the database's stored
+/// values against them; `None` when the solved file of the slice or its mirror is gone
+/// (then only [`super::ver::verify_range`] can check the database).
+pub fn verify_range_exact(
+    site: &Site,
+    db: &Arc<Database>,
+    job: &Job,
+    opts: &RunOptions,
+) -> Result<Option<Outcome>> {
+    let (slice, mirror) = (job.slice, job.slice.mirror());
+    if !site.solved_file(&slice).exists() || !site.solved_file(&mirror).exists() {
+        return Ok(None);
+    }
+    let store = opts.solved_store(site);
+    let own = store.get(slice)?;
+    let mirror = store.get(mirror)?;
+    let file = &db.slice(&slice)?.file;
+    let removes_threats = file.removal.removes(Kind::Threat);
+    let mut lower = opts.lower_slices(site);
+    let mut moves = MoveList::new();
+    let mut threat_moves = MoveList::new();
+    let mut e = own.index().enumerate_from(job.first);
+    let mut stats = PhaseStats::default();
+    // In chunks, so that a stop request is seen within a fraction of a second.
+    let mut at = job.first;
+    while at < job.last {
+        if stop_requested(opts) {
+            return Ok(Some(from_the_start(job)));
+        }
+        let end = (at + STOP_CHECK).min(job.last);
+        file.for_each_run(at, end, |first, len, stored| {
+            for i in first..first + len {
+                debug_assert_eq!(e.index(), i);
+                let pos = e.position();
+                e.advance();
+                let exact = own.get(i);
+                let capture = has_capture(&pos);
+                // Captures and removed threats are not stored: their runs hold fillers.
+                if !capture
+                    && stored != exact
+                    && !(removes_threats
+                        && white_has_capture(&pos)
+                        && removed_threat_children(&pos, &mut threat_moves).is_some())
+                {
+                    return Err(solve_err!(
+                        "ver {slice}: position {i} ({}) is stored in the database as {stored} but solved as {exact}",
+                        position_fen(&pos)
+                    ));
+                }
+                generate_moves(&pos, &mut moves);
+                let derived = best_value(&mut lower, &mirror, &pos, moves.as_slice())?;
+                if derived != exact {
+                    return Err(solve_err!(
+                        "ver {slice}: position {i} ({}) is stored as {exact} but its moves give {derived}",
+                        position_fen(&pos)
+                    ));
+                }
+                stats.looked += 1;
+                match exact {
+                    Value::Win => stats.win += 1,
+                    Value::Loss => stats.loss += 1,
+                    _ => stats.draw += 1,
+                }
+            }
+            Ok(())
+        })?;
+        at = end;
+    }
+    Ok(Some(Outcome::Done(stats)))
+}
+
+/// The best value among `moves` of `pos` (a loss without moves), stopping at the first win:
+/// quiet moves from the mirror's exact values (by the incremental index of the quiet
+/// children), conversions from `lower`.
+#[inline]
+fn best_value(
+    lower: &mut impl SolvedValues,
+    mirror: &SolvedSlice,
+    pos: &Position,
+    moves: &[Move],
+) -> Result<Value> {
+    let mut best = Value::Loss;
+    let mut children = QuietChildren::default();
+    for m in moves {
+        let child = pos.successor(m);
+        let v = if is_conversion(pos, m) {
+            lower.value(&child)?
+        } else {
+            let king_move = pos.kings & (1 << m.from) != 0;
+            mirror.get(children.index(mirror.index(), &child, king_move))
+        };
+        match v {
+            Value::Unknown => {
+                return Err(solve_err!(
+                    "ver: the mirror's solved values hold no value for {} (is it finished?)",
+                    position_fen(&child)
+                ));
+            }
+            Value::Loss => return Ok(Value::Win),
+            Value::Draw => best = Value::Draw,
+            _ => {}
+        }
+    }
+    Ok(best)
+}

@@ -1,0 +1,314 @@
+//! The `ver` phase: both ways it checks a range (from the solver's exact values while the
+//! pair's `solved/` files exist, from the compressed database alone once they are gone)
+//! agree on every slice of 2..4, and each finds a wrong value wherever it is put: a stored
+//! value, a value of the mirror, a value the database stores differently from the solver, a
+//! capture or a removed threat, a value of a lower slice it reads.
+
+mod common;
+
+use common::fixture::{self, JOBRUNNER, text};
+use nowdb::board::generate_moves;
+use nowdb::db::Database;
+use nowdb::db::removed::{Kind, classify};
+use nowdb::notation::position_fen;
+use nowdb::solve::database::ver::verify_range;
+use nowdb::solve::database::ver_exact::verify_range_exact;
+use nowdb::solve::phases::{Outcome, PhaseStats, RunOptions};
+use nowdb::solve::solved::{SolvedSlice, SolvedStore, SolvedValues, SolvedWorkFiles};
+use nowdb::solve::{Job, Phase, Site, Value};
+use nowdb::{Move, MoveList, Position, Slice, SliceIndex};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+fn base4() -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let d = fixture::scratch_path("ver", "base4");
+        common::site::build(&d, 4, |_| {});
+        d
+    })
+}
+
+fn copy_of_base(name: &str) -> PathBuf {
+    let d = fixture::scratch_path("ver", name);
+    let status = Command::new("cp")
+        .args(["-a", base4().to_str().unwrap(), d.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    d
+}
+
+/// Sets position `i` of `slice`'s solved file in the site `d` to `v`.
+fn set_solved(d: &Path, slice: Slice, i: u64, v: Value) {
+    let path = Site::new(d).solved_file(&slice);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = 8192 + (i / 4) as usize;
+    bytes[at] = (bytes[at] & !(3 << (2 * (i % 4)))) | (v as u8) << (2 * (i % 4));
+    std::fs::write(&path, &bytes).unwrap();
+}
+
+/// Builds `slice`'s database file again from its solved file (`build` trusts the solved
+/// values).
+fn rebuild(d: &Path, slice: Slice) {
+    std::fs::remove_file(d.join(format!("db/{slice}.ndb"))).unwrap();
+    let out = fixture::run(JOBRUNNER, d, &["run", &format!("build {slice}")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Sets position `i` of `slice` to `v` in both its solved file and its database file.
+fn rebuild_with_value(d: &Path, slice: Slice, i: u64, v: Value) {
+    set_solved(d, slice, i, v);
+    rebuild(d, slice);
+}
+
+/// `jobrunner run ver SLICE` on the site `d` twice: as the build runs it (the pair's solved
+/// files there) and from the database alone (the pair's solved files moved aside, then
+/// back); the error output of each, `None` for a success.
+fn ver_both_ways(d: &Path, slice: Slice) -> (Option<String>, Option<String>) {
+    let run = || {
+        let out = fixture::run(JOBRUNNER, d, &["run", &format!("ver {slice}")]);
+        (!out.status.success()).then(|| text(&out.stderr))
+    };
+    let exact = run();
+    let site = Site::new(d);
+    let files: Vec<PathBuf> = [slice, slice.mirror()]
+        .iter()
+        .map(|s| site.solved_file(s))
+        .collect();
+    for f in &files {
+        if f.exists() {
+            std::fs::rename(f, f.with_extension("aside")).unwrap();
+        }
+    }
+    let from_db = run();
+    for f in &files {
+        if f.with_extension("aside").exists() {
+            std::fs::rename(f.with_extension("aside"), f).unwrap();
+        }
+    }
+    (exact, from_db)
+}
+
+fn other(v: Value) -> Value {
+    if v == Value::Win {
+        Value::Loss
+    } else {
+        Value::Win
+    }
+}
+
+/// A stored won position of `slice` whose one losing move `m` satisfies `wanted`: its
+/// index and the position after that move.
+fn win_by_one_move(
+    site: &Site,
+    slice: Slice,
+    wanted: impl Fn(&Position, &Move, &Position) -> bool,
+) -> (u64, Position) {
+    let ix = SliceIndex::new(slice);
+    let own = SolvedSlice::load(site, slice).unwrap();
+    let mut values = SolvedWorkFiles::new(SolvedStore::new(site, 1 << 30));
+    let mut moves = MoveList::new();
+    (0..ix.count())
+        .find_map(|i| {
+            let pos = ix.position_unchecked(i);
+            if own.get(i) != Value::Win || classify(&pos, &mut moves) != Kind::Stored {
+                return None;
+            }
+            generate_moves(&pos, &mut moves);
+            let losing: Vec<_> = moves
+                .iter()
+                .filter(|m| values.value(&pos.successor(m)).unwrap() == Value::Loss)
+                .collect();
+            let [m] = losing[..] else { return None };
+            let child = pos.successor(m);
+            wanted(&pos, m, &child).then_some((i, child))
+        })
+        .unwrap_or_else(|| panic!("{slice}: no win by one move of the kind wanted"))
+}
+
+fn assert_names(err: &Option<String>, fen: &str, what: &str, how: &str) {
+    let err = err
+        .as_deref()
+        .unwrap_or_else(|| panic!("{how}: ver passed"));
+    assert!(err.contains(fen) && err.contains(what), "{how}: {err}");
+}
+
+/// Both ways check the same slices with the same values: from the exact values every
+/// position of the slice (captures and removed threats too) with the solver's counts, from
+/// the database its stored positions.
+#[test]
+fn ver_from_the_exact_values_and_from_the_database_agree() {
+    let site = Site::new(base4());
+    let db = Arc::new(
+        Database::open(&site.db_dir(), 1 << 20)
+            .unwrap()
+            .decoding(64 << 20),
+    );
+    let opts = RunOptions::default();
+    let (mut stored, mut all) = (0, 0);
+    let mut moves = MoveList::new();
+    for slice in site.solved_slices().unwrap() {
+        let job = Job::whole(Phase::Ver, slice, 0);
+        let (Some(Outcome::Done(exact)), Outcome::Done(from_db)) = (
+            verify_range_exact(&site, &db, &job, &opts).unwrap(),
+            verify_range(&db, &job, &opts).unwrap(),
+        ) else {
+            panic!("{slice}: a ver job stopped");
+        };
+        let c = SolvedSlice::load(&site, slice).unwrap().counts();
+        let want = PhaseStats {
+            looked: c.positions,
+            win: c.win,
+            loss: c.loss,
+            draw: c.draw,
+        };
+        assert_eq!(exact, want, "{slice}");
+        // From the database: the positions its file stores.
+        let ix = SliceIndex::new(slice);
+        let keeps_threats = !db.slice(&slice).unwrap().file.removal.removes(Kind::Threat);
+        let n = (0..ix.count())
+            .filter(|&i| match classify(&ix.position_unchecked(i), &mut moves) {
+                Kind::Stored => true,
+                Kind::Threat => keeps_threats,
+                Kind::Capture => false,
+            })
+            .count() as u64;
+        assert_eq!(from_db.looked, n, "{slice}");
+        stored += from_db.looked;
+        all += exact.looked;
+    }
+    assert!(stored > 1_000_000 && all > stored, "{stored} {all}");
+}
+
+/// A wrong stored value (the solved file and the database built from it agree on it) is
+/// found either way, with the position's FEN and both values.
+#[test]
+fn ver_reports_a_wrong_value_with_its_fen() {
+    let d = copy_of_base("wrong");
+    let site = Site::new(&d);
+    let slice: Slice = "1111.23".parse().unwrap();
+    let ix = SliceIndex::new(slice);
+    let solved = SolvedSlice::load(&site, slice).unwrap();
+    let mut moves = MoveList::new();
+    let i = (0..ix.count())
+        .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
+        .unwrap();
+    let new = other(solved.get(i));
+    rebuild_with_value(&d, slice, i, new);
+    let fen = position_fen(&ix.position_unchecked(i));
+    let (exact, from_db) = ver_both_ways(&d, slice);
+    let what = format!("stored as {new}");
+    assert_names(&exact, &fen, &what, "exact");
+    assert_names(&from_db, &fen, &what, "from the database");
+}
+
+/// A database value that differs from the solver's (the file built from a wrong value, the
+/// solved file right): the exact check names it by what each holds; the database alone
+/// finds it against its moves.
+#[test]
+fn ver_finds_a_database_value_that_is_not_the_solvers() {
+    let d = copy_of_base("db-differs");
+    let site = Site::new(&d);
+    let slice: Slice = "2101.-0".parse().unwrap();
+    let ix = SliceIndex::new(slice);
+    let solved = SolvedSlice::load(&site, slice).unwrap();
+    let mut moves = MoveList::new();
+    let i = (0..ix.count())
+        .rev()
+        .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
+        .unwrap();
+    let (old, new) = (solved.get(i), other(solved.get(i)));
+    rebuild_with_value(&d, slice, i, new);
+    set_solved(&d, slice, i, old);
+    let fen = position_fen(&ix.position_unchecked(i));
+    let (exact, from_db) = ver_both_ways(&d, slice);
+    let what = format!("stored in the database as {new} but solved as {old}");
+    assert_names(&exact, &fen, &what, "exact");
+    assert_names(
+        &from_db,
+        &fen,
+        &format!("stored as {new}"),
+        "from the database",
+    );
+}
+
+/// A wrong value in the mirror: the position whose only losing move leads to it (a quiet
+/// position the mirror stores) no longer derives its win, either way.
+#[test]
+fn ver_finds_a_wrong_value_in_the_mirror() {
+    let d = copy_of_base("mirror-wrong");
+    let site = Site::new(&d);
+    let slice: Slice = "1111.23".parse().unwrap();
+    let mirror = slice.mirror();
+    let (i, child) = win_by_one_move(&site, slice, |pos, m, child| {
+        !nowdb::slice::is_conversion(pos, m)
+            && classify(child, &mut MoveList::new()) == Kind::Stored
+    });
+    rebuild_with_value(
+        &d,
+        mirror,
+        SliceIndex::new(mirror).index(&child),
+        Value::Draw,
+    );
+    let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
+    let (exact, from_db) = ver_both_ways(&d, slice);
+    assert_names(&exact, &fen, "stored as win", "exact");
+    assert_names(&from_db, &fen, "stored as win", "from the database");
+}
+
+/// A wrong value of a lower slice the range reads (stored there, reached by a crowning or a
+/// man passing the leading rank): the won position whose only winning move leads there is
+/// found, either way.
+#[test]
+fn ver_finds_a_wrong_value_in_a_lower_slice_it_reads() {
+    let d = copy_of_base("lower-wrong");
+    let site = Site::new(&d);
+    let slice: Slice = "1111.23".parse().unwrap();
+    let (i, child) = win_by_one_move(&site, slice, |pos, m, child| {
+        nowdb::slice::is_conversion(pos, m) && classify(child, &mut MoveList::new()) == Kind::Stored
+    });
+    let lower = Slice::of(&child);
+    assert!(lower != slice && lower != slice.mirror(), "{lower}");
+    rebuild_with_value(&d, lower, SliceIndex::new(lower).index(&child), Value::Draw);
+    let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
+    let (exact, from_db) = ver_both_ways(&d, slice);
+    assert_names(&exact, &fen, "stored as win", "exact");
+    assert_names(&from_db, &fen, "stored as win", "from the database");
+}
+
+/// The values the database does not store (a capture, a removed threat) are checked by
+/// the job whose range holds them, against their moves: the exact check that reads them as
+/// plain values elsewhere finds a wrong one there. The database is still right (it never
+/// held the value), so the check from the database passes.
+#[test]
+fn ver_finds_a_wrong_capture_or_removed_threat_value() {
+    let site_base = Site::new(base4());
+    let db = Database::open(&site_base.db_dir(), 1 << 20).unwrap();
+    let mut moves = MoveList::new();
+    for kind in [Kind::Capture, Kind::Threat] {
+        // A slice whose file removes threats, and its first position of the kind.
+        let (slice, i) = site_base
+            .solved_slices()
+            .unwrap()
+            .into_iter()
+            .filter(|s| s.pieces() == 4 && db.slice(s).unwrap().file.removal.removes(Kind::Threat))
+            .find_map(|s| {
+                let ix = SliceIndex::new(s);
+                (0..ix.count())
+                    .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == kind)
+                    .map(|i| (s, i))
+            })
+            .unwrap();
+        let d = copy_of_base(&format!("{kind:?}-wrong"));
+        let site = Site::new(&d);
+        let old = SolvedSlice::load(&site, slice).unwrap().get(i);
+        set_solved(&d, slice, i, other(old));
+        let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
+        let (exact, from_db) = ver_both_ways(&d, slice);
+        let what = format!("stored as {} but its moves give {old}", other(old));
+        assert_names(&exact, &fen, &what, &format!("{kind:?}"));
+        assert_eq!(from_db, None, "{kind:?}");
+    }
+}
