@@ -406,8 +406,17 @@ fn mtcver_finds_a_wrong_compressed_distance() {
         std::fs::write(&source, bytes).unwrap();
         std::fs::remove_file(nowdb::db::mtc::mtc_path(&site.db_dir(), &slice)).unwrap();
         nowdb::solve::database::mtc::build_mtc(&site, &slice).unwrap();
-        // With the values decoded (the default) and with no room to decode (every value a
+        // With the solver's values (the pair's solved files there), and from the compressed
+        // files alone with the values decoded and with no room to decode (every value a
         // probe): the same verdict, the same message.
+        let exact = run_job(&site, &job, &RunOptions::default());
+        let values: Vec<_> = [slice, slice.mirror()]
+            .iter()
+            .map(|s| site.solved_file(s))
+            .collect();
+        for f in &values {
+            std::fs::rename(f, f.with_extension("aside")).unwrap();
+        }
         let decoded = run_job(&site, &job, &RunOptions::default());
         let probed = run_job(
             &site,
@@ -417,11 +426,17 @@ fn mtcver_finds_a_wrong_compressed_distance() {
                 ..RunOptions::default()
             },
         );
-        assert_eq!(
-            decoded.as_ref().map(|_| ()).map_err(|e| e.to_string()),
-            probed.as_ref().map(|_| ()).map_err(|e| e.to_string())
-        );
-        decoded
+        for f in &values {
+            std::fs::rename(f.with_extension("aside"), f).unwrap();
+        }
+        let verdict = |r: &nowdb::solve::Result<_>| {
+            r.as_ref()
+                .map(|o| format!("{o:?}"))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(verdict(&exact), verdict(&decoded));
+        assert_eq!(verdict(&exact), verdict(&probed));
+        exact
     };
     assert!(run(&original).is_ok());
     let threshold = nowdb::db::mtc::THRESHOLD;

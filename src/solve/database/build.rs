@@ -55,7 +55,7 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
                     Some(outcome) => Ok(outcome),
                     None => super::ver::verify_range(&db, job, opts),
                 },
-                _ => super::mtc::verify_mtc_range(&db, job, opts),
+                _ => super::mtc::verify_mtc_range(site, &db, job, opts),
             }
         }
         _ => unreachable!("not a database phase: {}", job.phase),

@@ -16,6 +16,7 @@ use crate::slice::Slice;
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::slice::is_conversion;
 use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::solved::{LowerSlices, SolvedSlice, SolvedValues};
 use crate::solve::store::{MTC_BITS, PAGE_BYTES, sync_dir};
 use crate::solve::{Job, Result, Site, Value};
 use crate::solve_err;
@@ -90,6 +91,29 @@ struct Bounds {
     hi: u32,
 }
 
+/// The solver's values of a pair and of the slices its conversions reach: every position's
+/// value is read, none searched.
+struct Exact {
+    own: Arc<SolvedSlice>,
+    mirror: Arc<SolvedSlice>,
+    lower: LowerSlices,
+}
+
+impl Exact {
+    fn open(site: &Site, slice: &Slice, opts: &RunOptions) -> Result<Option<Exact>> {
+        let mirror = slice.mirror();
+        if !site.solved_file(slice).exists() || !site.solved_file(&mirror).exists() {
+            return Ok(None);
+        }
+        let store = opts.solved_store(site);
+        Ok(Some(Exact {
+            own: store.get(*slice)?,
+            mirror: store.get(mirror)?,
+            lower: opts.lower_slices(site),
+        }))
+    }
+}
+
 impl Bounds {
     fn fits(self, stored: Stored, threshold: u32) -> bool {
         match stored {
@@ -99,12 +123,15 @@ impl Bounds {
     }
 }
 
-/// What one `mtcver` job reads: the slice's values and its mirror's values decoded when the
-/// database has room (else probed), and the mirror's distances in memory (every king move
-/// reaches the mirror, so each is looked up by a search of its runs).
+/// What one `mtcver` job reads: the values of the slice, its mirror and the slices its
+/// conversions reach (the solver's, which `ver` has checked, while the pair's `solved/`
+/// files exist; else the compressed files': the slice's and its mirror's decoded when the
+/// database has room, everything else probed), and the mirror's distances in memory (every
+/// king move reaches the mirror, so each is looked up by a search of its runs).
 struct Successors<'a> {
     lookup: DbLookup,
     mirror: Option<Mirror<'a>>,
+    exact: Option<Exact>,
     mirror_index: &'a SliceIndex,
     mirror_runs: MtcRuns,
     mirror_threshold: u32,
@@ -119,16 +146,29 @@ struct Successors<'a> {
 /// A position with a capture converts at its first move, so it is valued (probed, a
 /// search) only when it stores an exact distance; `looked` counts it, `win`/`loss` count
 /// the quiet positions by value.
-pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+pub fn verify_mtc_range(
+    site: &Site,
+    db: &Arc<Database>,
+    job: &Job,
+    opts: &RunOptions,
+) -> Result<Outcome> {
     let s = db.mtc_slice(&job.slice)?;
     let threshold = s.file.threshold;
     let values = db.slice(&job.slice)?;
-    let own = db.decoded(values)?;
+    let exact = Exact::open(site, &job.slice, opts)?;
+    let own = match exact {
+        Some(_) => None,
+        None => db.decoded(values)?,
+    };
     let own_keeps_threats = !values.file.removal.removes(Kind::Threat);
     let mirror = db.mtc_slice(&job.slice.mirror())?;
     let mut next = Successors {
         lookup: DbLookup::new(db.clone()),
-        mirror: Mirror::open(db, &job.slice)?,
+        mirror: match exact {
+            Some(_) => None,
+            None => Mirror::open(db, &job.slice)?,
+        },
+        exact,
         mirror_index: &mirror.index,
         mirror_runs: mirror.file.runs()?,
         mirror_threshold: mirror.file.threshold,
@@ -155,8 +195,9 @@ pub fn verify_mtc_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Res
                         continue;
                     }
                 }
-                let value = match &own {
-                    Some(own) if stores(own_keeps_threats, &pos) => own.get(i),
+                let value = match (&next.exact, &own) {
+                    (Some(exact), _) => exact.own.get(i),
+                    (None, Some(own)) if stores(own_keeps_threats, &pos) => own.get(i),
                     _ => next.lookup.probe(&pos)?,
                 };
                 if value == Value::Draw {
@@ -212,6 +253,17 @@ impl Successors<'_> {
         child: &crate::Position,
         king_move: Option<u64>,
     ) -> Result<Value> {
+        if let Some(exact) = &mut self.exact {
+            return match king_move {
+                Some(i) => Ok(exact.mirror.get(i)),
+                None if is_conversion(pos, m) => exact.lower.value(child),
+                None => {
+                    let i =
+                        children.index(self.mirror_index, child, pos.kings & (1 << m.from) != 0);
+                    Ok(exact.mirror.get(i))
+                }
+            };
+        }
         match (king_move, self.mirror.as_mut()) {
             (Some(i), Some(mirror)) => mirror.value_at(&mut self.lookup, i, child),
             _ => successor_value(
@@ -248,7 +300,12 @@ impl Successors<'_> {
             }
         }
         for m in moves.iter().filter(|m| is_conversion(pos, m)) {
-            if self.lookup.probe(&pos.successor(m))? == Value::Loss {
+            let child = pos.successor(m);
+            let v = match &mut self.exact {
+                Some(exact) => exact.lower.value(&child)?,
+                None => self.lookup.probe(&child)?,
+            };
+            if v == Value::Loss {
                 return Ok(true);
             }
         }
