@@ -15,7 +15,7 @@ use nowdb::db::format::SliceFile;
 use nowdb::db::probe::{list_slices, slice_path};
 use nowdb::db::removed::{Kind, RangeRuns, Removal, classify, removed_threat_children};
 use nowdb::db::write::write_slice;
-use nowdb::solve::phases::{Outcome, RunOptions};
+use nowdb::solve::running::{Outcome, RunOptions};
 use nowdb::solve::{Job, Phase, Site, Value};
 use nowdb::{MoveList, Position, Slice, SliceIndex};
 use std::collections::{BTreeMap, HashMap};

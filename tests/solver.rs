@@ -6,7 +6,7 @@ mod common;
 use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, copy_dir, stderr};
 use common::site::{assert_same_build, build, sigkill_until_done};
 use nowdb::solve::Site;
-use nowdb::solve::phases::RunOptions;
+use nowdb::solve::running::RunOptions;
 use nowdb::{Slice, SliceIndex};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use nowdb::db::removed::{Kind, classify};
 use nowdb::notation::position_fen;
 use nowdb::solve::database::ver::verify_range;
 use nowdb::solve::database::ver_exact::verify_range_exact;
-use nowdb::solve::phases::{Outcome, PhaseStats, RunOptions};
+use nowdb::solve::running::{Outcome, PhaseStats, RunOptions};
 use nowdb::solve::solved::{SolvedSlice, SolvedStore, SolvedValues, SolvedWorkFiles};
 use nowdb::solve::{Job, Phase, Site, Value};
 use nowdb::{Move, MoveList, Position, Slice, SliceIndex};

@@ -11,7 +11,7 @@
 //! last held it ([`SlotHint`]). The hint is checked against the slot's key under the
 //! shard's lock, so a stale hint (the block was replaced since) is just a miss.
 
-use super::format::Block;
+use super::container::Block;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 

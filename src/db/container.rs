@@ -8,10 +8,50 @@
 
 use super::crc32::{Crc32, crc32};
 use super::error::{DbError, ReadAt, Result};
-use super::format::{BLOCK_BYTES, Block, FIXED_HEADER, block_buckets, find_block};
 use crate::slice::Slice;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+
+/// The bytes of a block.
+pub const BLOCK_BYTES: usize = 1024;
+/// The header before its CRC.
+pub(super) const FIXED_HEADER: usize = 48;
+
+/// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere,
+/// and the slice position of its first run (from the block index).
+pub struct Block {
+    pub bytes: [u8; BLOCK_BYTES + 8],
+    pub first: u64,
+}
+
+/// The bucket table of a file's block lookup for a block index over `count` positions.
+pub(super) fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
+    let mut shift = 0;
+    while (count - 1) >> shift >= 4 * index.len() as u64 {
+        shift += 1;
+    }
+    let buckets = ((count - 1) >> shift) as usize + 1;
+    let mut table = Vec::with_capacity(buckets + 1);
+    let mut b = 0;
+    for k in 0..buckets as u64 {
+        while b + 1 < index.len() && index[b + 1] <= k << shift {
+            b += 1;
+        }
+        table.push(b as u32);
+    }
+    table.push((index.len() - 1) as u32);
+    (table, shift)
+}
+
+/// The block of `index` holding position `i`, through the bucket table of [`block_buckets`].
+#[inline]
+pub(super) fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
+    // The bucket of `i` names the blocks holding its first and last positions: usually the
+    // same block (no search, the index is not read) or the next.
+    let k = (i >> shift) as usize;
+    let (lo, hi) = (buckets[k] as usize, buckets[k + 1] as usize);
+    lo + index[lo + 1..=hi].partition_point(|&first| first <= i)
+}
 
 /// How a kind of file names itself in errors, and its magic and version.
 pub(super) struct Kind {
@@ -202,5 +242,46 @@ impl Container {
         self.index.capacity() * std::mem::size_of::<u64>()
             + self.buckets.capacity() * std::mem::size_of::<u32>()
             + self.path.as_os_str().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_lookup_finds_the_block_of_every_position() {
+        // Even blocks, one block, and very uneven blocks (a lopsided stretch of millions of
+        // positions next to dense ones).
+        let cases: Vec<(Vec<u64>, u64)> = vec![
+            ((0..50).map(|b| b * 1000).collect(), 50_000),
+            (vec![0], 1),
+            (vec![0], 12_345),
+            (vec![0, 1, 2, 3, 4_000_000, 4_000_001, 4_000_100], 9_000_000),
+            (
+                vec![0, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 100_000],
+                100_001,
+            ),
+        ];
+        for (index, count) in cases {
+            let (buckets, shift) = block_buckets(&index, count);
+            assert!(buckets.len() <= 4 * index.len() + 1, "{buckets:?}");
+            let mut probes: Vec<u64> = index
+                .iter()
+                .flat_map(|&f| [f, f.saturating_sub(1), f + 1])
+                .chain([count - 1, count / 2, count / 3])
+                .filter(|&i| i < count)
+                .collect();
+            let mut rng = crate::rng::XorShift::new(88172645463325252);
+            probes.extend((0..1000).map(|_| rng.below(count)));
+            for i in probes {
+                let want = index.partition_point(|&first| first <= i) - 1;
+                assert_eq!(
+                    find_block(&index, &buckets, shift, i),
+                    want,
+                    "position {i} of {index:?}"
+                );
+            }
+        }
     }
 }

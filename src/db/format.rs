@@ -2,7 +2,7 @@
 //! (`write.rs`), and the reader a probe decodes through.
 
 use super::code::{CONTEXTS, Decoder, SKIP_PEEK, SYMBOLS, class_start};
-use super::container::{Container, Kind, open_file};
+use super::container::{BLOCK_BYTES, Block, Container, Kind, open_file};
 use super::error::{DbError, ReadAt, Result};
 
 use super::removed::Removal;
@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"NOWDBDB\0";
 pub const VERSION: u32 = 4;
-pub const BLOCK_BYTES: usize = 1024;
 /// Sync points per block written by this version (a file of one block may have fewer).
 pub const SYNC_POINTS: usize = 32;
 /// The most sync points per block a header may name.
@@ -29,17 +28,8 @@ pub(super) const UNUSED_SYNC: u32 = u32::MAX;
 /// A block covers fewer positions than this, so that every offset is below the unused
 /// mark's (a longer run is cut at the block's end, as at any block boundary).
 pub(super) const MAX_BLOCK_POSITIONS: u64 = OFFSET_MASK as u64 - 1;
-/// The header before its CRC.
-pub(super) const FIXED_HEADER: usize = 48;
 /// Built-in codes a file may choose from (`default_code.rs`).
 pub const CODES: usize = super::default_code::DEFAULT_CODES.len();
-
-/// A block as read, with 8 zero bytes after it so the bit reader may load 8 bytes anywhere,
-/// and the slice position of its first run (from the block index).
-pub struct Block {
-    pub bytes: [u8; BLOCK_BYTES + 8],
-    pub first: u64,
-}
 
 pub(super) fn value_code(v: Value) -> u8 {
     v as u8 - 1
@@ -86,35 +76,6 @@ pub fn is_current(path: &Path) -> bool {
     File::open(path)
         .and_then(|f| f.read_exact_at(&mut head, 0))
         .is_ok_and(|_| &head[..8] == MAGIC && head[8..12] == VERSION.to_le_bytes())
-}
-
-/// The bucket table of [`SliceFile::block_of`] for a block index over `count` positions.
-pub(super) fn block_buckets(index: &[u64], count: u64) -> (Vec<u32>, u32) {
-    let mut shift = 0;
-    while (count - 1) >> shift >= 4 * index.len() as u64 {
-        shift += 1;
-    }
-    let buckets = ((count - 1) >> shift) as usize + 1;
-    let mut table = Vec::with_capacity(buckets + 1);
-    let mut b = 0;
-    for k in 0..buckets as u64 {
-        while b + 1 < index.len() && index[b + 1] <= k << shift {
-            b += 1;
-        }
-        table.push(b as u32);
-    }
-    table.push((index.len() - 1) as u32);
-    (table, shift)
-}
-
-/// The block of `index` holding position `i`, through the bucket table of [`block_buckets`].
-#[inline]
-pub(super) fn find_block(index: &[u64], buckets: &[u32], shift: u32, i: u64) -> usize {
-    // The bucket of `i` names the blocks holding its first and last positions: usually the
-    // same block (no search, the index is not read) or the next.
-    let k = (i >> shift) as usize;
-    let (lo, hi) = (buckets[k] as usize, buckets[k + 1] as usize);
-    lo + index[lo + 1..=hi].partition_point(|&first| first <= i)
 }
 
 /// Where decoding stands inside a block: the next run's bit and the prediction state.
@@ -450,41 +411,5 @@ mod tests {
             first += r.len;
         }
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
-    }
-
-    #[test]
-    fn bucket_lookup_finds_the_block_of_every_position() {
-        // Even blocks, one block, and very uneven blocks (a lopsided stretch of millions of
-        // positions next to dense ones).
-        let cases: Vec<(Vec<u64>, u64)> = vec![
-            ((0..50).map(|b| b * 1000).collect(), 50_000),
-            (vec![0], 1),
-            (vec![0], 12_345),
-            (vec![0, 1, 2, 3, 4_000_000, 4_000_001, 4_000_100], 9_000_000),
-            (
-                vec![0, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 100_000],
-                100_001,
-            ),
-        ];
-        for (index, count) in cases {
-            let (buckets, shift) = block_buckets(&index, count);
-            assert!(buckets.len() <= 4 * index.len() + 1, "{buckets:?}");
-            let mut probes: Vec<u64> = index
-                .iter()
-                .flat_map(|&f| [f, f.saturating_sub(1), f + 1])
-                .chain([count - 1, count / 2, count / 3])
-                .filter(|&i| i < count)
-                .collect();
-            let mut rng = crate::rng::XorShift::new(88172645463325252);
-            probes.extend((0..1000).map(|_| rng.below(count)));
-            for i in probes {
-                let want = index.partition_point(|&first| first <= i) - 1;
-                assert_eq!(
-                    find_block(&index, &buckets, shift, i),
-                    want,
-                    "position {i} of {index:?}"
-                );
-            }
-        }
     }
 }

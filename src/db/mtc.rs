@@ -5,10 +5,10 @@
 //! through them. Same container as a `.ndb` file (header, CRC, block index, 1 KiB blocks
 //! each with its CRC); the blocks hold byte-coded runs.
 
+use super::container::{BLOCK_BYTES, Block, FIXED_HEADER};
 use super::container::{Container, Kind, open_file};
 use super::crc32::{Crc32, crc32};
 use super::error::{DbError, ReadAt, Result};
-use super::format::{BLOCK_BYTES, Block, FIXED_HEADER};
 use crate::slice::Slice;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -444,6 +444,16 @@ impl Runs<'_> {
         self.first += len + 1;
         Some((symbol, first, self.first))
     }
+}
+
+/// A compressed MTC file opened for probing (`mtc_probe`); the database holds one per
+/// slice asked for.
+pub struct OpenMtc {
+    pub file: MtcFile,
+    pub index: crate::slice::index::SliceIndex,
+    /// The file's number in the block cache's keys (shared with the value files').
+    pub(super) id: u32,
+    pub(super) hints: Box<[super::cache::SlotHint]>,
 }
 
 #[cfg(test)]

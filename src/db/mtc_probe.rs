@@ -5,7 +5,7 @@
 
 use super::cache::SlotHint;
 use super::error::{DbError, Result};
-use super::mtc::{MtcFile, Stored, mtc_path};
+use super::mtc::{MtcFile, OpenMtc, Stored, mtc_path};
 use super::probe::{Database, Fetch, SliceTable};
 use crate::board::{MoveList, generate_moves};
 use crate::slice::Slice;
@@ -13,15 +13,6 @@ use crate::slice::index::SliceIndex;
 use crate::value::Value;
 use crate::{Move, Position};
 use std::collections::HashMap;
-
-/// A compressed MTC file opened for probing.
-pub struct OpenMtc {
-    pub file: MtcFile,
-    pub index: SliceIndex,
-    /// The file's number in the block cache's keys (shared with the value files').
-    id: u32,
-    hints: Box<[SlotHint]>,
-}
 
 /// Whether `m` converts: a capture or a move of a man (a crowning included). Only a king's
 /// plain move does not.

@@ -2,9 +2,10 @@
 //! move, in a fraction of a microsecond when the block is cached.
 
 use super::cache::{BlockCache, SlotHint};
+use super::container::Block;
 use super::decoded::{DecodedSlice, DecodedStore, worth_decoding};
 use super::error::{DbError, Result};
-use super::format::{Block, SliceFile};
+use super::format::SliceFile;
 use super::removed::{Kind, removed_threat_children};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::notation::Setup;
@@ -110,7 +111,7 @@ pub struct Database {
     cache: BlockCache,
     /// The compressed moves-to-conversion files opened so far ([`Database::probe_mtc`]).
     /// (Made on first use: a database probed for values only does not pay for the table.)
-    pub(super) mtc: OnceLock<SliceTable<super::mtc_probe::OpenMtc>>,
+    pub(super) mtc: OnceLock<SliceTable<super::mtc::OpenMtc>>,
     /// Whole slices decoded for lookups that probe them often ([`Database::decoding`]).
     decoded: DecodedStore,
 }

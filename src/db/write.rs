@@ -3,11 +3,11 @@
 
 use super::boundaries::place_boundaries;
 use super::code::{self, BitWriter, CONTEXTS, Encoder, SYMBOLS, next_in_cycle, state_byte};
+use super::container::{BLOCK_BYTES, FIXED_HEADER};
 use super::crc32::{Crc32, crc32};
 use super::format::{
-    BLOCK_BYTES, CODES, DELTA_BITS, FIXED_HEADER, MAGIC, MAX_BLOCK_POSITIONS, OFFSET_BITS,
-    STATE_SHIFT, SYNC_BYTES, SYNC_POINTS, UNUSED_SYNC, VERSION, builtin_code, header_bytes_for,
-    nominal_bit, value_code,
+    CODES, DELTA_BITS, MAGIC, MAX_BLOCK_POSITIONS, OFFSET_BITS, STATE_SHIFT, SYNC_BYTES,
+    SYNC_POINTS, UNUSED_SYNC, VERSION, builtin_code, header_bytes_for, nominal_bit, value_code,
 };
 use super::removed::{Removal, RuleRuns, ValueRun};
 use crate::error::Result;

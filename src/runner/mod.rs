@@ -14,7 +14,7 @@ mod wake;
 
 use crate::cli::{CliError, STOP, output_error, peak_rss_bytes};
 use crate::solve::local::{BuildOptions, BuildSummary, build_local};
-use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::running::{Outcome, PhaseStats, RunOptions};
 use crate::solve::{Job, Site, run_job};
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! on disk. A record with `complete = true` marks a finished job, so running it again is a
 //! no-op. Through serde (`crate::state`); records of the older `key value` lines are read too.
 
-use super::phases::PhaseStats;
+use super::running::PhaseStats;
 use super::{Job, Result, Site};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

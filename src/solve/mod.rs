@@ -15,6 +15,8 @@ pub mod mtc;
 pub mod pair_job;
 pub mod phases;
 pub mod posqueue;
+pub mod run;
+pub mod running;
 pub mod site;
 pub mod solved;
 pub mod stage;
@@ -22,7 +24,8 @@ pub mod store;
 pub mod verify;
 
 pub use job::{Job, JobError, Phase};
-pub use phases::{PhaseStats, RunOptions, run_job};
+pub use run::run_job;
+pub use running::{PhaseStats, RunOptions};
 pub use site::Site;
 
 pub use crate::value::Value;

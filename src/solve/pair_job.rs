@@ -18,7 +18,7 @@
 //! trip, and a pair job spent three times its computing time on them. Only the published
 //! slices and the compressed files cross the network.
 
-use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
+use super::running::{Outcome, PhaseStats, RunJob, RunOptions};
 use super::stage::{
     Effect, Facts, Stage, discard_mtc_work, discard_work, finish_interrupted_publish,
     mark_verified, mtc_done, publish_mtc, publish_pair, que_input, round_changes, solved_stage,
@@ -154,12 +154,12 @@ pub fn read_step(site: &Site, job: &Job) -> Option<(String, u64)> {
 }
 
 /// Runs `pair S` (see the module documentation).
-pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
+pub fn run_pair(site: &Site, job: &Job, opts: &RunOptions, run_job: RunJob) -> Result<Outcome> {
     let slices = SlicePair::of(job.slice).slices();
     let scratch = Scratch::new(site, &slices[0])?;
     let work = scratch.as_ref().map_or(site, |s| &s.site);
     let mut note = StepNote::new(site, job);
-    run_stages(site, work, &slices, opts, &mut note).map_err(|e| match &scratch {
+    run_stages(site, work, &slices, opts, &mut note, run_job).map_err(|e| match &scratch {
         // Name the site's files, not their links in the scratch directory.
         Some(s) => e.map_message(|m| {
             m.replace(
@@ -179,6 +179,7 @@ fn run_stages(
     slices: &[Slice],
     opts: &RunOptions,
     note: &mut StepNote,
+    run_job: RunJob,
 ) -> Result<Outcome> {
     let mut total = PhaseStats::default();
     settle_interrupted_publish(site, slices)?;
@@ -221,7 +222,7 @@ fn run_stages(
             }
             let before = total.looked;
             let job = Job::whole(w.phase, w.slice, w.round);
-            if !run(work, job, run_opts, &mut total, note)? {
+            if !run(work, job, run_opts, &mut total, note, run_job)? {
                 return Ok(Outcome::Stopped {
                     next: 0,
                     stats: total,
@@ -281,6 +282,7 @@ fn run(
     opts: &RunOptions,
     total: &mut PhaseStats,
     note: &mut StepNote,
+    run_job: RunJob,
 ) -> Result<bool> {
     note.step(&job);
     match run_job(site, &job, opts)? {

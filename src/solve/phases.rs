@@ -7,171 +7,14 @@
 
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
-use super::solved::{LowerSlices, SolvedStore, SolvedWorkFiles, best_move_value, best_of};
-use super::store::{self, PAGE_POSITIONS, PageCache, Wanted};
+use super::running::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
+use super::solved::{LowerSlices, best_move_value, best_of};
+use super::store::{self, PAGE_POSITIONS, PageCache, Wanted, ensure_work_file};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::slice::{QuietConversions, Slice, is_conversion};
 use crate::{Position, solve_err};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-
-/// What a job did: positions looked at, and how many it resolved to each value (for `fill`:
-/// the final values of its range).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-pub struct PhaseStats {
-    pub looked: u64,
-    pub win: u64,
-    pub loss: u64,
-    pub draw: u64,
-}
-
-impl PhaseStats {
-    pub fn add(&mut self, o: &PhaseStats) {
-        self.looked += o.looked;
-        self.win += o.win;
-        self.loss += o.loss;
-        self.draw += o.draw;
-    }
-
-    fn count(&mut self, v: Value) {
-        match v {
-            Value::Win => self.win += 1,
-            Value::Loss => self.loss += 1,
-            Value::Draw => self.draw += 1,
-            Value::Unknown => {}
-        }
-    }
-}
-
-/// How a job runs: cache sizes, checkpoint interval, and when to stop early.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    /// Page buffers for each work file the job opens.
-    pub buffers: usize,
-    /// Finished slices, shared by the jobs of a process; `None`: the job loads its own.
-    pub solved: Option<std::sync::Arc<SolvedStore>>,
-    pub checkpoint_every: Duration,
-    /// Checkpoint and stop at this time.
-    pub deadline: Option<Instant>,
-    /// Checkpoint and stop when set (by SIGTERM).
-    pub stop: Option<&'static AtomicBool>,
-    /// `fsync` queue entries, pages and records at each checkpoint, so that the work survives
-    /// a machine crash. Without it a crash may leave the files inconsistent: the local build
-    /// uses that only for small slice pairs, which it redoes from scratch after a restart.
-    pub durable: bool,
-    /// The compressed database `ver` reads, shared by the jobs of a process; `None`: the
-    /// job opens its own.
-    pub database: Option<std::sync::Arc<crate::db::Database>>,
-    /// `cap` and `lookup` read the finished lower slices through [`RunOptions::database`]
-    /// (the verified compressed files) instead of `solved/` work files.
-    pub lower_from_database: bool,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            buffers: 2048,
-            solved: None,
-            checkpoint_every: Duration::from_secs(60),
-            deadline: None,
-            stop: None,
-            durable: true,
-            database: None,
-            lower_from_database: false,
-        }
-    }
-}
-
-/// How a job ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Done(PhaseStats),
-    /// Checkpointed before the end; run the same job again to resume from `next`.
-    Stopped {
-        next: u64,
-        stats: PhaseStats,
-    },
-}
-
-impl RunOptions {
-    /// The finished slices the job reads: the process's shared store, or its own.
-    pub(crate) fn solved_store(&self, site: &Site) -> std::sync::Arc<SolvedStore> {
-        (self.solved.clone()).unwrap_or_else(|| SolvedStore::new(site, 1 << 30))
-    }
-
-    /// Where a job reads the finished slices its conversions lead to: the compressed
-    /// database with [`RunOptions::lower_from_database`], else `solved/`.
-    pub(crate) fn lower_slices(&self, site: &Site) -> LowerSlices {
-        match &self.database {
-            Some(db) if self.lower_from_database => {
-                LowerSlices::Database(crate::db::probe::DbLookup::new(db.clone()))
-            }
-            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(self.solved_store(site))),
-        }
-    }
-}
-
-impl Outcome {
-    /// How a job with `stats` whose scan stopped at `end` ended (`None`: it reached the end
-    /// of its work, which `complete` records).
-    pub(crate) fn after_scan(
-        end: Option<u64>,
-        stats: PhaseStats,
-        complete: impl FnOnce() -> Result<()>,
-    ) -> Result<Outcome> {
-        match end {
-            None => complete().map(|_| Outcome::Done(stats)),
-            Some(next) => Ok(Outcome::Stopped { next, stats }),
-        }
-    }
-}
-
-/// Creates the work file of `slice` unless it exists. Safe against a racing creator: the
-/// file is prepared under a private name and linked into place, which fails if another
-/// process got there first.
-pub fn ensure_work_file(site: &Site, slice: &Slice, durable: bool) -> Result<()> {
-    ensure_file(
-        site,
-        &site.work_file(slice),
-        slice,
-        store::VALUE_BITS,
-        durable,
-    )
-}
-
-/// [`ensure_work_file`] for the work file at `path` of `bits` per position.
-pub(crate) fn ensure_file(
-    site: &Site,
-    path: &std::path::Path,
-    slice: &Slice,
-    bits: u32,
-    durable: bool,
-) -> Result<()> {
-    let path = path.to_path_buf();
-    if path.exists() {
-        return Ok(());
-    }
-    site.create_dirs()?;
-    // A private name per process and thread: jobs of one slice may start together.
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let tmp = path.with_extension(format!(
-        "new{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    store::create_bits(&tmp, slice, slice.count(), bits, durable)
-        .map_err(|e| solve_err!("{}: {e}", tmp.display()))?;
-    let linked = std::fs::hard_link(&tmp, &path);
-    std::fs::remove_file(&tmp)?;
-    match linked {
-        Ok(()) if durable => Ok(store::sync_dir(&path)?),
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(solve_err!("{}: {e}", path.display())),
-    }
-}
 
 /// The caches and indexing a job works with.
 struct Work {
@@ -461,56 +304,10 @@ impl Work {
     }
 }
 
-/// When to checkpoint and whether to stop.
-pub(crate) struct Clock<'a> {
-    opts: &'a RunOptions,
-    last: Instant,
-}
-
-pub(crate) enum Tick {
-    Go,
-    Checkpoint,
-    Stop,
-}
-
-impl Clock<'_> {
-    pub(crate) fn new(opts: &RunOptions) -> Clock<'_> {
-        Clock {
-            opts,
-            last: Instant::now(),
-        }
-    }
-
-    pub(crate) fn tick(&mut self, wants_flush: bool) -> Tick {
-        let now = Instant::now();
-        let stop = self
-            .opts
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-            || self.opts.deadline.is_some_and(|d| now >= d);
-        if stop {
-            Tick::Stop
-        } else if wants_flush || now.duration_since(self.last) >= self.opts.checkpoint_every {
-            self.last = now;
-            Tick::Checkpoint
-        } else {
-            Tick::Go
-        }
-    }
-}
-
-/// Runs `job` (resuming from its checkpoint if it has one) and checkpoints at the end.
-pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
-    job.validate()?;
-    match job.phase {
-        Phase::Build | Phase::Ver | Phase::MtcVer => {
-            return super::database::build::run_db_job(site, job, opts);
-        }
-        Phase::Pair => return super::pair_job::run_pair(site, job, opts),
-        Phase::Mtc => return super::mtc::phase::run_mtc_job(site, job, opts),
-        _ => {}
-    }
+/// Runs a job of a scan phase (`cap`, `lookup`, `noio`, `fill`, `winmove`, `que`; the
+/// others are [`super::run::run_job`]'s), resuming from its checkpoint if it has one, and
+/// checkpoints at the end.
+pub(crate) fn run_scan_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
     let saved = checkpoint::load(site, job)?;
     if let Some(c) = saved
         && c.complete
@@ -545,19 +342,10 @@ pub fn run_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {
             scan_queue(site, &mut w, &mut clock, &items, start)?
         }
         Phase::Build | Phase::Ver | Phase::Pair | Phase::Mtc | Phase::MtcVer => {
-            unreachable!("returned above")
+            unreachable!("not a scan phase: {}", job.phase)
         }
     };
     Outcome::after_scan(end, w.stats, || w.checkpoint(site, u64::MAX, true))
-}
-
-pub(crate) fn check_resume(job: &Job, next: u64, lo: u64, hi: u64) -> Result<()> {
-    if next < lo || next > hi {
-        return Err(solve_err!(
-            "job {job}: checkpoint index {next} lies outside [{lo}, {hi}]"
-        ));
-    }
-    Ok(())
 }
 
 /// Walks the job's own positions in index order from `start`. Returns the index it stopped

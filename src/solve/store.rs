@@ -506,6 +506,45 @@ pub fn next_wanted(bytes: &[u8], from: usize, to: usize, wanted: Wanted) -> Opti
     None
 }
 
+/// Creates the work file of `slice` unless it exists. Safe against a racing creator: the
+/// file is prepared under a private name and linked into place, which fails if another
+/// process got there first.
+pub fn ensure_work_file(site: &super::Site, slice: &Slice, durable: bool) -> super::Result<()> {
+    ensure_file(site, &site.work_file(slice), slice, VALUE_BITS, durable)
+}
+
+/// [`ensure_work_file`] for the work file at `path` of `bits` per position.
+pub(crate) fn ensure_file(
+    site: &super::Site,
+    path: &std::path::Path,
+    slice: &Slice,
+    bits: u32,
+    durable: bool,
+) -> super::Result<()> {
+    let path = path.to_path_buf();
+    if path.exists() {
+        return Ok(());
+    }
+    site.create_dirs()?;
+    // A private name per process and thread: jobs of one slice may start together.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp = path.with_extension(format!(
+        "new{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    create_bits(&tmp, slice, slice.count(), bits, durable)
+        .map_err(|e| crate::solve_err!("{}: {e}", tmp.display()))?;
+    let linked = std::fs::hard_link(&tmp, &path);
+    std::fs::remove_file(&tmp)?;
+    match linked {
+        Ok(()) if durable => Ok(sync_dir(&path)?),
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(crate::solve_err!("{}: {e}", path.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,13 +7,16 @@
 //! values while the pair's `solved/` files exist ([`super::ver_exact`]), else from the
 //! compressed database alone ([`super::ver`]).
 
+use super::publish::{ensure_version_line, unique_tmp};
 use crate::db::crc32::crc32;
 use crate::db::format::is_current;
 use crate::db::probe::{Database, VERSION_LINE, slice_path};
 use crate::db::removed::{RangeRuns, RuleRuns, ValueRun, range_runs};
 use crate::db::write::write_best_slice;
 use crate::slice::Slice;
-use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::running::{
+    Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
+};
 use crate::solve::solved::SolvedSlice;
 use crate::solve::store::sync_dir;
 use crate::solve::{Job, Phase, Result, Site, Value};
@@ -28,15 +31,6 @@ const PART_MAGIC_2: &[u8; 8] = b"NOWDBPT2";
 /// Parts written before runs carried their removed tails: read with no tails (a slice
 /// assembled from them is correct, only less tightly coded).
 const PART_MAGIC_1: &[u8; 8] = b"NOWDBPT1";
-
-/// A temporary file name no other process or thread uses at the same time.
-pub(super) fn unique_tmp(dir: &Path, stem: &str) -> PathBuf {
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let k = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    dir.join(format!(".{stem}.{}.{k}", std::process::id()))
-}
-/// How often (in positions) a long job looks at the stop flag and the deadline.
-pub(super) const STOP_CHECK: u64 = 1 << 16;
 
 /// Runs a `build` or `ver` job. Neither writes a checkpoint: a stopped job is simply run
 /// again (a range is a few seconds of work and its output appears atomically).
@@ -68,23 +62,6 @@ pub fn decode_budget(opts: &RunOptions, jobs: usize) -> usize {
     opts.buffers * crate::solve::store::PAGE_BYTES * 2 * jobs.max(1)
 }
 
-pub(super) fn stop_requested(opts: &RunOptions) -> bool {
-    opts.stop
-        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-        || opts
-            .deadline
-            .is_some_and(|d| std::time::Instant::now() >= d)
-}
-
-/// A `build` or `ver` job stopped before its end: it keeps no partial state, so it resumes
-/// from its first position.
-pub(super) fn from_the_start(job: &Job) -> Outcome {
-    Outcome::Stopped {
-        next: job.first,
-        stats: PhaseStats::default(),
-    }
-}
-
 fn parts_dir(site: &Site, slice: &Slice) -> PathBuf {
     site.db_dir().join("parts").join(slice.to_string())
 }
@@ -94,21 +71,6 @@ pub fn ensure_version_file(site: &Site) -> Result<()> {
     // A database of an older version is being built again: its files are replaced one by
     // one, each checked by its own header.
     ensure_version_line(&site.db_dir(), VERSION_LINE)
-}
-
-/// Writes `dir/VERSION` holding `line` unless its first line is that already (the
-/// directory created if need be; temp + rename).
-pub(super) fn ensure_version_line(dir: &Path, line: &str) -> Result<()> {
-    let path = dir.join("VERSION");
-    if std::fs::read_to_string(&path).is_ok_and(|v| v.lines().next() == Some(line)) {
-        return Ok(());
-    }
-    std::fs::create_dir_all(dir).map_err(|e| solve_err!("{}: {e}", dir.display()))?;
-    let tmp = unique_tmp(dir, "VERSION");
-    std::fs::write(&tmp, format!("{line}\n"))
-        // Another writer may have published it meanwhile: the same text, so either wins.
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| solve_err!("{}: {e}", path.display()))
 }
 
 fn build_range(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> {

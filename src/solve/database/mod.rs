@@ -6,6 +6,7 @@
 pub mod build;
 pub mod check;
 pub mod mtc;
+pub mod publish;
 pub mod report;
 pub mod ship;
 pub mod ver;

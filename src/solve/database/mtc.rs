@@ -4,7 +4,6 @@
 //! checks every won and lost position's stored distance against its moves, read from the
 //! compressed files only (docs/FORMAT.md, "The compressed MTC file").
 
-use super::build::{STOP_CHECK, from_the_start, stop_requested};
 use super::ver::{Mirror, stores, successor_value};
 use crate::board::{MoveList, generate_moves, has_capture};
 use crate::db::mtc::{MtcRuns, Stored, code_mtc, is_current, mtc_path};
@@ -15,7 +14,9 @@ use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::slice::is_conversion;
-use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::running::{
+    Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
+};
 use crate::solve::solved::{LowerSlices, SolvedSlice, SolvedValues};
 use crate::solve::store::{MTC_BITS, PAGE_BYTES, sync_dir};
 use crate::solve::{Job, Result, Site, Value};
@@ -66,7 +67,7 @@ pub fn build_mtc(site: &Site, slice: &Slice) -> Result<()> {
     }
     let coded =
         coded.ok_or_else(|| solve_err!("{}: not one distance a position", source.display()))?;
-    super::build::ensure_version_line(
+    super::publish::ensure_version_line(
         &crate::db::mtc::mtc_dir(&site.db_dir()),
         crate::db::mtc::MTC_VERSION_LINE,
     )?;
@@ -75,7 +76,7 @@ pub fn build_mtc(site: &Site, slice: &Slice) -> Result<()> {
     let tmp_name = parts.join(format!("{slice}.mtc"));
     crate::files::remove_stale_temporaries(&tmp_name, std::time::Duration::from_secs(3600));
     // Threads of one process may write the same slice at once: each its own temporary.
-    let tmp = super::build::unique_tmp(&parts, &format!("{slice}.mtc"));
+    let tmp = super::publish::unique_tmp(&parts, &format!("{slice}.mtc"));
     std::fs::write(&tmp, &coded)
         .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
         .and_then(|_| std::fs::rename(&tmp, &path))

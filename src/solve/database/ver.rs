@@ -13,7 +13,6 @@
 //! whole job: at 7 pieces each is the successor of two or three positions of a range, more
 //! than the probe's cache-sized capture memo keeps.
 
-use super::build::{STOP_CHECK, from_the_start, stop_requested};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::decoded::DecodedSlice;
 use crate::db::probe::{Database, DbLookup, OpenSlice};
@@ -22,7 +21,9 @@ use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::slice::index::QuietChildren;
 use crate::slice::is_conversion;
-use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::running::{
+    Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
+};
 use crate::solve::{Job, Result, Value};
 use crate::solve_err;
 use crate::{Move, Position};

@@ -16,14 +16,15 @@
 //! by the job whose range holds them, and read by everyone else as plain values. A wrong
 //! capture value cannot hide: its own range's job finds it against its captures.
 
-use super::build::{STOP_CHECK, from_the_start, stop_requested};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, removed_threat_children};
 use crate::notation::position_fen;
 use crate::slice::index::QuietChildren;
 use crate::slice::is_conversion;
-use crate::solve::phases::{Outcome, PhaseStats, RunOptions};
+use crate::solve::running::{
+    Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
+};
 use crate::solve::solved::{SolvedSlice, SolvedValues};
 use crate::solve::{Job, Result, Site, Value};
 use crate::solve_err;

@@ -10,7 +10,8 @@
 //! statistics), so an interrupted build resumes by running the same command again.
 
 use super::disk::DiskNeeds;
-use super::phases::{Outcome, PhaseStats, RunOptions, run_job};
+use super::run::run_job;
+use super::running::{Outcome, PhaseStats, RunOptions};
 use super::solved::SolvedStore;
 use super::stage::files::{enter as enter_files, is_built, stage_done};
 use super::stage::machine::{self, Effect, Facts};

@@ -7,8 +7,8 @@ use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
 use crate::slice::Slice;
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::solve::checkpoint::{self, Checkpoint};
-use crate::solve::phases::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use crate::solve::posqueue::{self, QueueWriter};
+use crate::solve::running::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use crate::solve::solved::{SolvedSlice, SolvedValues, SolvedWorkFiles};
 use crate::solve::stage::machine::mtc_scans;
 use crate::solve::store::{MTC_BITS, PageCache};
@@ -54,7 +54,7 @@ impl Work {
         }
         let path = site.mtc_work_file(&s);
         if job.round == 1 {
-            crate::solve::phases::ensure_file(site, &path, &s, MTC_BITS, opts.durable)?;
+            crate::solve::store::ensure_file(site, &path, &s, MTC_BITS, opts.durable)?;
         } else if !path.exists() {
             return Err(solve_err!(
                 "job {job}: work file {} does not exist (round 1 creates it)",
