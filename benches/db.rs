@@ -637,8 +637,9 @@ fn main() {
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "ver (1 thread) on the 4 largest {pieces}-piece slices: {:.0} K positions/s ({:.0} K stored positions checked/s)",
+        "ver (1 thread) on the 4 largest {pieces}-piece slices: {:.0} K positions/s ({} of {} positions checked against their moves: from the solved values, every one)",
         positions as f64 / secs / 1e3,
-        checked as f64 / secs / 1e3
+        checked,
+        positions
     );
 }

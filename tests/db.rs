@@ -9,27 +9,15 @@ use nowdb::solve::Site;
 use nowdb::solve::solved::SolvedSlice;
 use nowdb::{Setup, Slice, SliceIndex};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::process::Stdio;
 use std::time::Duration;
 
 fn base4() -> &'static Path {
-    static BASE: OnceLock<PathBuf> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let d = fixture::scratch_path("db", "base4");
-        common::site::build(&d, 4, |_| {});
-        d
-    })
+    common::site::base4("db")
 }
 
 fn copy_of_base(name: &str) -> PathBuf {
-    let d = fixture::scratch_path("db", name);
-    let status = Command::new("cp")
-        .args(["-a", base4().to_str().unwrap(), d.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    d
+    common::site::copy_of_base4("db", name)
 }
 
 /// Probing either side to move agrees with the solver's values of the reversed board.

@@ -18,26 +18,14 @@ use nowdb::solve::solved::{SolvedSlice, SolvedStore, SolvedValues, SolvedWorkFil
 use nowdb::solve::{Job, Phase, Site, Value};
 use nowdb::{Move, MoveList, Position, Slice, SliceIndex};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 fn base4() -> &'static Path {
-    static BASE: OnceLock<PathBuf> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let d = fixture::scratch_path("ver", "base4");
-        common::site::build(&d, 4, |_| {});
-        d
-    })
+    common::site::base4("ver")
 }
 
 fn copy_of_base(name: &str) -> PathBuf {
-    let d = fixture::scratch_path("ver", name);
-    let status = Command::new("cp")
-        .args(["-a", base4().to_str().unwrap(), d.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    d
+    common::site::copy_of_base4("ver", name)
 }
 
 /// Sets position `i` of `slice`'s solved file in the site `d` to `v`.
@@ -126,6 +114,33 @@ fn win_by_one_move(
             wanted(&pos, m, &child).then_some((i, child))
         })
         .unwrap_or_else(|| panic!("{slice}: no win by one move of the kind wanted"))
+}
+
+/// In a copy of the base site: a stored won position of `slice` whose one losing move
+/// (`wanted`) leads to a stored position; that position made a draw in its solved file and
+/// its slice's file built again; `ver` of `slice` fails naming the won position, either way.
+/// The position changed.
+fn a_win_by_one_move_fails_either_way(
+    name: &str,
+    slice: Slice,
+    wanted: impl Fn(&Position, &Move) -> bool,
+) -> Position {
+    let d = copy_of_base(name);
+    let (i, child) = win_by_one_move(&Site::new(&d), slice, |pos, m, child| {
+        wanted(pos, m) && classify(child, &mut MoveList::new()) == Kind::Stored
+    });
+    let target = Slice::of(&child);
+    rebuild_with_value(
+        &d,
+        target,
+        SliceIndex::new(target).index(&child),
+        Value::Draw,
+    );
+    let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
+    let (exact, from_db) = ver_both_ways(&d, slice);
+    assert_names(&exact, &fen, "stored as win", "exact");
+    assert_names(&from_db, &fen, "stored as win", "from the database");
+    child
 }
 
 fn assert_names(err: &Option<String>, fen: &str, what: &str, how: &str) {
@@ -238,24 +253,11 @@ fn ver_finds_a_database_value_that_is_not_the_solvers() {
 /// position the mirror stores) no longer derives its win, either way.
 #[test]
 fn ver_finds_a_wrong_value_in_the_mirror() {
-    let d = copy_of_base("mirror-wrong");
-    let site = Site::new(&d);
     let slice: Slice = "1111.23".parse().unwrap();
-    let mirror = slice.mirror();
-    let (i, child) = win_by_one_move(&site, slice, |pos, m, child| {
+    let child = a_win_by_one_move_fails_either_way("mirror-wrong", slice, |pos, m| {
         !nowdb::slice::is_conversion(pos, m)
-            && classify(child, &mut MoveList::new()) == Kind::Stored
     });
-    rebuild_with_value(
-        &d,
-        mirror,
-        SliceIndex::new(mirror).index(&child),
-        Value::Draw,
-    );
-    let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
-    let (exact, from_db) = ver_both_ways(&d, slice);
-    assert_names(&exact, &fen, "stored as win", "exact");
-    assert_names(&from_db, &fen, "stored as win", "from the database");
+    assert_eq!(Slice::of(&child), slice.mirror());
 }
 
 /// A wrong value of a lower slice the range reads (stored there, reached by a crowning or a
@@ -263,19 +265,12 @@ fn ver_finds_a_wrong_value_in_the_mirror() {
 /// found, either way.
 #[test]
 fn ver_finds_a_wrong_value_in_a_lower_slice_it_reads() {
-    let d = copy_of_base("lower-wrong");
-    let site = Site::new(&d);
     let slice: Slice = "1111.23".parse().unwrap();
-    let (i, child) = win_by_one_move(&site, slice, |pos, m, child| {
-        nowdb::slice::is_conversion(pos, m) && classify(child, &mut MoveList::new()) == Kind::Stored
+    let child = a_win_by_one_move_fails_either_way("lower-wrong", slice, |pos, m| {
+        nowdb::slice::is_conversion(pos, m)
     });
     let lower = Slice::of(&child);
     assert!(lower != slice && lower != slice.mirror(), "{lower}");
-    rebuild_with_value(&d, lower, SliceIndex::new(lower).index(&child), Value::Draw);
-    let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
-    let (exact, from_db) = ver_both_ways(&d, slice);
-    assert_names(&exact, &fen, "stored as win", "exact");
-    assert_names(&from_db, &fen, "stored as win", "from the database");
 }
 
 /// The values the database does not store (a capture, a removed threat) are checked by

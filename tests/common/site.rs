@@ -3,8 +3,9 @@
 use nowdb::solve::Site;
 use nowdb::solve::local::{BuildOptions, BuildSummary, build_local};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Child;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Builds 2..`pieces` in `site` in this process with 2 runners and no progress lines, after
@@ -34,6 +35,28 @@ pub fn build_logged(
     )
     .unwrap_or_else(|e| panic!("build of {} failed: {e}", site.display()));
     (summary, String::from_utf8(lines).unwrap())
+}
+
+/// A 2..4 site built once per test binary (in the scratch directory of `suite`), for tests
+/// that read it or damage copies of it.
+pub fn base4(suite: &str) -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let d = super::fixture::scratch_path(suite, "base4");
+        build(&d, 4, |_| {});
+        d
+    })
+}
+
+/// A copy of [`base4`] named `name`, to damage.
+pub fn copy_of_base4(suite: &str, name: &str) -> PathBuf {
+    let d = super::fixture::scratch_path(suite, name);
+    let status = std::process::Command::new("cp")
+        .args(["-a", base4(suite).to_str().unwrap(), d.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    d
 }
 
 /// The files of `solved/` and `db/` of a site, by `dir/name`. Hidden files are left out:

@@ -138,31 +138,36 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 } else {
                     generate_moves(&pos, &mut moves);
                 }
-                let derived = best_value(
-                    &mut lookup,
-                    mirror.as_mut(),
-                    &pos,
-                    moves.as_slice(),
-                )?;
-                if derived != stored {
-                    return Err(solve_err!(
-                        "ver {}: position {i} ({}) is stored as {stored} but its moves give {derived}",
-                        job.slice,
-                        position_fen(&pos)
-                    ));
-                }
-                stats.looked += 1;
-                match stored {
-                    Value::Win => stats.win += 1,
-                    Value::Loss => stats.loss += 1,
-                    _ => stats.draw += 1,
-                }
+                let derived = best_value(&mut lookup, mirror.as_mut(), &pos, moves.as_slice())?;
+                check_position(&job.slice, i, &pos, stored, derived, &mut stats)?;
             }
-            Ok(())
+            Ok::<_, crate::solve::SolveError>(())
         })?;
         at = end;
     }
     Ok(Outcome::Done(stats))
+}
+
+/// Counts position `i` of `slice` as checked, or names it when the value it holds (`stored`)
+/// is not what its moves give (`derived`).
+#[inline]
+pub(super) fn check_position(
+    slice: &Slice,
+    i: u64,
+    pos: &Position,
+    stored: Value,
+    derived: Value,
+    stats: &mut PhaseStats,
+) -> Result<()> {
+    if derived != stored {
+        return Err(solve_err!(
+            "ver {slice}: position {i} ({}) is stored as {stored} but its moves give {derived}",
+            position_fen(pos)
+        ));
+    }
+    stats.looked += 1;
+    stats.count(stored);
+    Ok(())
 }
 
 /// The best value among `moves` of `pos` (a loss without moves), stopping at the first win.

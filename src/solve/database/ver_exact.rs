@@ -16,6 +16,7 @@
 //! by the job whose range holds them, and read by everyone else as plain values. A wrong
 //! capture value cannot hide: its own range's job finds it against its captures.
 
+use super::ver::check_position;
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, removed_threat_children};
@@ -82,20 +83,9 @@ pub fn verify_range_exact(
                 }
                 generate_moves(&pos, &mut moves);
                 let derived = best_value(&mut lower, &mirror, &pos, moves.as_slice())?;
-                if derived != exact {
-                    return Err(solve_err!(
-                        "ver {slice}: position {i} ({}) is stored as {exact} but its moves give {derived}",
-                        position_fen(&pos)
-                    ));
-                }
-                stats.looked += 1;
-                match exact {
-                    Value::Win => stats.win += 1,
-                    Value::Loss => stats.loss += 1,
-                    _ => stats.draw += 1,
-                }
+                check_position(&slice, i, &pos, exact, derived, &mut stats)?;
             }
-            Ok(())
+            Ok::<_, crate::solve::SolveError>(())
         })?;
         at = end;
     }
