@@ -94,7 +94,8 @@ pub fn verify_range_exact(
 
 /// The best value among `moves` of `pos` (a loss without moves), stopping at the first win:
 /// quiet moves from the mirror's exact values (by the incremental index of the quiet
-/// children), conversions from `lower`.
+/// children), conversions from `lower`. The same loop as `ver::best_value`'s, written again:
+/// one loop over a closure per child (returning a `Result`) made this 3 % slower.
 #[inline]
 fn best_value(
     lower: &mut impl SolvedValues,
