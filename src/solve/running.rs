@@ -1,5 +1,5 @@
 //! What every job shares, whatever its phase: how it runs ([`RunOptions`]), what it
-//! reports ([`Outcome`], [`PhaseStats`]), and when it checkpoints or stops ([`Clock`], the
+//! reports ([`Outcome`], [`PhaseStats`]), and when it checkpoints or stops (`Clock`, the
 //! stop checks of the jobs that keep no checkpoint). The phases, the database's jobs, the
 //! distances and the pair jobs all import it; it imports none of them.
 
