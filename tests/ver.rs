@@ -143,6 +143,16 @@ fn a_win_by_one_move_fails_either_way(
     child
 }
 
+/// The first position of `slice`, in the order of `indices`, whose value the database
+/// stores.
+fn stored_position(slice: Slice, mut indices: impl Iterator<Item = u64>) -> u64 {
+    let ix = SliceIndex::new(slice);
+    let mut moves = MoveList::new();
+    indices
+        .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
+        .unwrap()
+}
+
 fn assert_names(err: &Option<String>, fen: &str, what: &str, how: &str) {
     let err = err
         .as_deref()
@@ -206,10 +216,7 @@ fn ver_reports_a_wrong_value_with_its_fen() {
     let slice: Slice = "1111.23".parse().unwrap();
     let ix = SliceIndex::new(slice);
     let solved = SolvedSlice::load(&site, slice).unwrap();
-    let mut moves = MoveList::new();
-    let i = (0..ix.count())
-        .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
-        .unwrap();
+    let i = stored_position(slice, 0..ix.count());
     let new = other(solved.get(i));
     rebuild_with_value(&d, slice, i, new);
     let fen = position_fen(&ix.position_unchecked(i));
@@ -229,11 +236,7 @@ fn ver_finds_a_database_value_that_is_not_the_solvers() {
     let slice: Slice = "2101.-0".parse().unwrap();
     let ix = SliceIndex::new(slice);
     let solved = SolvedSlice::load(&site, slice).unwrap();
-    let mut moves = MoveList::new();
-    let i = (0..ix.count())
-        .rev()
-        .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
-        .unwrap();
+    let i = stored_position(slice, (0..ix.count()).rev());
     let (old, new) = (solved.get(i), other(solved.get(i)));
     rebuild_with_value(&d, slice, i, new);
     set_solved(&d, slice, i, old);
