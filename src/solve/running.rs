@@ -146,13 +146,7 @@ impl Clock<'_> {
 
     pub(crate) fn tick(&mut self, wants_flush: bool) -> Tick {
         let now = Instant::now();
-        let stop = self
-            .opts
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-            || self.opts.deadline.is_some_and(|d| now >= d);
-        if stop {
+        if stop_requested_at(self.opts, now) {
             Tick::Stop
         } else if wants_flush || now.duration_since(self.last) >= self.opts.checkpoint_every {
             self.last = now;
@@ -175,12 +169,13 @@ pub(crate) fn check_resume(job: &Job, next: u64, lo: u64, hi: u64) -> Result<()>
 /// How often (in positions) a long job looks at the stop flag and the deadline.
 pub(crate) const STOP_CHECK: u64 = 1 << 16;
 
+/// Whether the job is asked to stop (SIGTERM) or its deadline has passed.
 pub(crate) fn stop_requested(opts: &RunOptions) -> bool {
-    opts.stop
-        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-        || opts
-            .deadline
-            .is_some_and(|d| std::time::Instant::now() >= d)
+    stop_requested_at(opts, Instant::now())
+}
+
+fn stop_requested_at(opts: &RunOptions, now: Instant) -> bool {
+    opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) || opts.deadline.is_some_and(|d| now >= d)
 }
 
 /// A `build` or `ver` job stopped before its end: it keeps no partial state, so it resumes

@@ -5,6 +5,7 @@
 //! compressed files only (docs/FORMAT.md, "The compressed MTC file").
 
 use super::ver::{Mirror, stores, successor_value};
+use super::ver_exact::ExactValues;
 use crate::board::{MoveList, generate_moves, has_capture};
 use crate::db::mtc::{MtcRuns, Stored, code_mtc, is_current, mtc_path};
 use crate::db::mtc_probe::converts;
@@ -17,7 +18,7 @@ use crate::slice::is_conversion;
 use crate::solve::running::{
     Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
 };
-use crate::solve::solved::{LowerSlices, SolvedSlice, SolvedValues};
+use crate::solve::solved::SolvedValues;
 use crate::solve::store::{MTC_BITS, PAGE_BYTES, sync_dir};
 use crate::solve::{Job, Result, Site, Value};
 use crate::solve_err;
@@ -92,29 +93,6 @@ struct Bounds {
     hi: u32,
 }
 
-/// The solver's values of a pair and of the slices its conversions reach: every position's
-/// value is read, none searched.
-struct Exact {
-    own: Arc<SolvedSlice>,
-    mirror: Arc<SolvedSlice>,
-    lower: LowerSlices,
-}
-
-impl Exact {
-    fn open(site: &Site, slice: &Slice, opts: &RunOptions) -> Result<Option<Exact>> {
-        let mirror = slice.mirror();
-        if !site.solved_file(slice).exists() || !site.solved_file(&mirror).exists() {
-            return Ok(None);
-        }
-        let store = opts.solved_store(site);
-        Ok(Some(Exact {
-            own: store.get(*slice)?,
-            mirror: store.get(mirror)?,
-            lower: opts.lower_slices(site),
-        }))
-    }
-}
-
 impl Bounds {
     fn fits(self, stored: Stored, threshold: u32) -> bool {
         match stored {
@@ -132,7 +110,7 @@ impl Bounds {
 struct Successors<'a> {
     lookup: DbLookup,
     mirror: Option<Mirror<'a>>,
-    exact: Option<Exact>,
+    exact: Option<ExactValues>,
     mirror_index: &'a SliceIndex,
     mirror_runs: MtcRuns,
     mirror_threshold: u32,
@@ -156,7 +134,7 @@ pub fn verify_mtc_range(
     let s = db.mtc_slice(&job.slice)?;
     let threshold = s.file.threshold;
     let values = db.slice(&job.slice)?;
-    let exact = Exact::open(site, &job.slice, opts)?;
+    let exact = ExactValues::open(site, &job.slice, opts)?;
     let own = match exact {
         Some(_) => None,
         None => db.decoded(values)?,

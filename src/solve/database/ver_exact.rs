@@ -21,16 +21,41 @@ use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, removed_threat_children};
 use crate::notation::position_fen;
+use crate::slice::Slice;
 use crate::slice::index::QuietChildren;
 use crate::slice::is_conversion;
 use crate::solve::running::{
     Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
 };
-use crate::solve::solved::{SolvedSlice, SolvedValues};
+use crate::solve::solved::{LowerSlices, SolvedSlice, SolvedValues};
 use crate::solve::{Job, Result, Site, Value};
 use crate::solve_err;
 use crate::{Move, Position};
 use std::sync::Arc;
+
+/// The solver's values of a pair, and of the slices its conversions reach: every
+/// position's value is read, none searched (`ver` and `mtcver`).
+pub(super) struct ExactValues {
+    pub own: Arc<SolvedSlice>,
+    pub mirror: Arc<SolvedSlice>,
+    pub lower: LowerSlices,
+}
+
+impl ExactValues {
+    /// `None` when the solved file of `slice` or of its mirror is gone.
+    pub(super) fn open(site: &Site, slice: &Slice, opts: &RunOptions) -> Result<Option<Self>> {
+        let mirror = slice.mirror();
+        if !site.solved_file(slice).exists() || !site.solved_file(&mirror).exists() {
+            return Ok(None);
+        }
+        let store = opts.solved_store(site);
+        Ok(Some(ExactValues {
+            own: store.get(*slice)?,
+            mirror: store.get(mirror)?,
+            lower: opts.lower_slices(site),
+        }))
+    }
+}
 
 /// Checks the job's range from the exact values of `solved/` and the database's stored
 /// values against them; `None` when the solved file of the slice or its mirror is gone
@@ -41,16 +66,17 @@ pub fn verify_range_exact(
     job: &Job,
     opts: &RunOptions,
 ) -> Result<Option<Outcome>> {
-    let (slice, mirror) = (job.slice, job.slice.mirror());
-    if !site.solved_file(&slice).exists() || !site.solved_file(&mirror).exists() {
+    let slice = job.slice;
+    let Some(ExactValues {
+        own,
+        mirror,
+        mut lower,
+    }) = ExactValues::open(site, &slice, opts)?
+    else {
         return Ok(None);
-    }
-    let store = opts.solved_store(site);
-    let own = store.get(slice)?;
-    let mirror = store.get(mirror)?;
+    };
     let file = &db.slice(&slice)?.file;
     let removes_threats = file.removal.removes(Kind::Threat);
-    let mut lower = opts.lower_slices(site);
     let mut moves = MoveList::new();
     let mut threat_moves = MoveList::new();
     let mut e = own.index().enumerate_from(job.first);
