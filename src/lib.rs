@@ -47,4 +47,4 @@ pub mod watch;
 pub use board::{Color, Move, MoveList, Position};
 pub use index::SliceIndex;
 pub use notation::{Setup, parse_fen};
-pub use slice::{Material, Slice};
+pub use slice::{Material, Selection, Slice};

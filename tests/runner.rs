@@ -457,6 +457,31 @@ fn plan_only_a_node_plans_each_of_its_slices() {
     assert!(!bad.join("queues/prime").exists() || queued(&bad).concat().trim().is_empty());
 }
 
+/// `addq plan 2..8 --only 4v4` is the 1994 paper's target: every node of four pieces a side
+/// and what it reads. The four-men node alone plans the same (its crownings reach every other
+/// 4v4 node), and every 8-piece slice planned, with its mirror, is one of the 25 nodes'.
+#[test]
+fn plan_only_4v4_plans_the_1994_closure() {
+    let plan = |name: &str, only: &str| {
+        let site = fixture::scratch("runner", name);
+        let args = ["p", "plan", "2..8", "--only", only, "--no-space-check"];
+        fixture::ok(ADDQ, &site, &args);
+        ["prime", "small"].map(|q| std::fs::read_to_string(site.join("queues").join(q)).unwrap())
+    };
+    let split = plan("only-4v4", "4v4");
+    assert_eq!(split, plan("only-0044", "0044"));
+    let mut eight = std::collections::BTreeSet::new();
+    for line in split.concat().lines() {
+        let slice: nowdb::Slice = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        if slice.pieces() == 8 {
+            eight.insert(slice.material);
+            eight.insert(slice.material.mirror());
+        }
+    }
+    assert_eq!(eight.len(), 25, "{eight:?}");
+    assert!(eight.iter().all(|m| m.black() == 4 && m.white() == 4));
+}
+
 #[test]
 fn plan_again_skips_queued_requeued_and_running_jobs() {
     let site = fixture::scratch("runner", "replan");

@@ -25,6 +25,8 @@ use std::process::ExitCode;
                   addq p plan 2..5 --only 2300   the same for those slices and what they need\n\
                   addq p plan 2..7 --only 2221   a node alone: every slice of it (or name one: \
                   2221.66)\n\
+                  addq p plan 2..8 --only 4v4    a split by piece count: every node of four \
+                  pieces a side (5v3 builds 3v5 too: a slice is built with its mirror)\n\
                   \x20                              (a plan that would not fit on the site's disk \
                   is refused, saying what it needs; --no-space-check queues it anyway)\n\
                   addq m pair 2100.6-            the whole pipeline of one small pair, cap to \

@@ -155,9 +155,10 @@ struct BuildArgs {
     /// bar, redrawn five times a second).
     #[arg(long, default_value_t = 2.0)]
     progress_secs: f64,
-    /// Build only the pairs of these slices and their dependencies.
+    /// Build only these and what they depend on: slices (2221.66), nodes (2221: every slice)
+    /// or splits by piece count (4v4: every node of four pieces a side).
     #[arg(long, num_args = 1..)]
-    only: Vec<nowdb::Slice>,
+    only: Vec<nowdb::Selection>,
     /// Stop at the solved slices: skip the compressed database (build and ver phases).
     #[arg(long)]
     no_db: bool,
@@ -283,7 +284,7 @@ fn main() -> ExitCode {
                 shuffle: b.shuffle,
                 small_pair: b.small_pair,
                 que_ratio: b.que_ratio,
-                only: b.only,
+                only: b.only.into_iter().flat_map(|s| s.0).collect(),
                 database: !b.no_db,
                 mtc: b.mtc,
                 progress_every: std::time::Duration::from_secs_f64(b.progress_secs.max(0.0)),

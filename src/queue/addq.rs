@@ -169,19 +169,15 @@ fn plan_command(
         .collect();
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
-    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE...] [--mtc] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221";
+    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE|SPLIT...] [--mtc] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221, 2..8 --only 4v4";
     let (range, only) = match words.as_slice() {
         [_, r] => (r.as_str(), Vec::new()),
         [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
             let mut only = Vec::new();
             for w in rest {
-                // A slice (`2221.66`), or a node alone (`2221`): every slice of the node.
-                match w.parse::<crate::slice::Slice>() {
-                    Ok(s) => only.push(s),
-                    Err(e) => match w.parse::<crate::slice::Material>() {
-                        Ok(m) if m.black() > 0 && m.white() > 0 => only.extend(m.slices()),
-                        _ => return Err(format!("addq plan --only {w}: {e}").into()),
-                    },
+                match w.parse::<crate::slice::Selection>() {
+                    Ok(s) => only.extend(s.0),
+                    Err(e) => return Err(format!("addq plan --only {w}: {e}").into()),
                 }
             }
             (r.as_str(), only)

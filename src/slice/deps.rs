@@ -112,6 +112,49 @@ impl fmt::Display for SlicePair {
     }
 }
 
+/// What an operator names with `--only`: a slice (`2221.66`), a node (`2221`: every slice
+/// of it), or a split by piece count (`4v4`: every node with four black and four white
+/// pieces, as the papers speak of the 1994 "4x4 subset"). Each slice is built with its mirror,
+/// so `5v3` builds `3v5` too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection(pub Vec<Slice>);
+
+impl std::str::FromStr for Selection {
+    type Err = super::SliceError;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let error = |message: &str| super::slice_error(text, message);
+        if let Some((b, w)) = text.split_once(['v', 'V']) {
+            let count = |n: &str| n.parse::<u32>().ok().filter(|n| (1..=12).contains(n));
+            let (Some(black), Some(white)) = (count(b), count(w)) else {
+                return Err(error(
+                    "a split is BLACKvWHITE piece counts, each 1..12, e.g. 4v4 or 5v3",
+                ));
+            };
+            let slices = Material::all_with_pieces(black + white)
+                .into_iter()
+                .filter(|m| m.black() == black && m.white() == white)
+                .flat_map(|m| m.slices())
+                .collect();
+            return Ok(Selection(slices));
+        }
+        let both_sides = |m: Material| m.black() > 0 && m.white() > 0;
+        let one_side = "a database needs pieces on both sides";
+        if let Ok(s) = text.parse::<Slice>() {
+            return match both_sides(s.material) {
+                true => Ok(Selection(vec![s])),
+                false => Err(error(one_side)),
+            };
+        }
+        match text.parse::<Material>() {
+            Ok(m) if both_sides(m) => Ok(Selection(m.slices())),
+            Ok(_) => Err(error(one_side)),
+            Err(_) => Err(error(
+                "expected a slice (2221.66), a node (2221) or a split by piece count (4v4)",
+            )),
+        }
+    }
+}
+
 /// The pairs of `slices` and every pair they depend on, directly or not (`--only`). Each
 /// slice must have both sides and at most `max_pieces` pieces.
 pub fn with_dependencies(
@@ -203,4 +246,28 @@ pub fn plan(max_pieces: u32) -> Plan {
         waves[w].push(p);
     }
     Plan { waves }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_names_every_node_of_its_piece_counts() {
+        let four: Selection = "4v4".parse().unwrap();
+        let nodes: BTreeSet<Material> = four.0.iter().map(|s| s.material).collect();
+        // Kings 0..=4 a side, the rest men: 5 x 5 nodes.
+        assert_eq!(nodes.len(), 25);
+        assert!(nodes.iter().all(|m| m.black() == 4 && m.white() == 4));
+        let whole: usize = nodes.iter().map(|m| m.slices().len()).sum();
+        assert_eq!(four.0.len(), whole);
+        let five: Selection = "5v3".parse().unwrap();
+        assert!(five.0.iter().all(|s| s.material.black() == 5));
+        assert_eq!("2221".parse::<Selection>().unwrap().0.len(), 7 * 7);
+        assert_eq!("2221.66".parse::<Selection>().unwrap().0.len(), 1);
+        for bad in ["4v0", "v4", "4v", "13v1", "4x4", "0400"] {
+            let e = bad.parse::<Selection>().unwrap_err();
+            assert_eq!(e.input, bad, "{e}");
+        }
+    }
 }

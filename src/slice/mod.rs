@@ -10,7 +10,7 @@ mod deps;
 pub mod index;
 pub mod key;
 
-pub use deps::{Plan, SlicePair, plan, successor_slices, with_dependencies};
+pub use deps::{Plan, Selection, SlicePair, plan, successor_slices, with_dependencies};
 
 use crate::board::{Move, Position};
 use index::SliceIndex;
