@@ -619,7 +619,7 @@ fn main() {
         .collect();
     by_size.sort_by_key(|s| std::cmp::Reverse(s.count()));
     // As a `ver` job opens it: whole slices decoded within the job's memory share.
-    let budget = nowdb::solve::database::build::decode_budget(&RunOptions::default(), 1);
+    let budget = RunOptions::default().decode_budget(1);
     let db = Database::open(&dir, 256 << 20).unwrap().decoding(budget);
     let opts = RunOptions {
         database: Some(std::sync::Arc::new(db)),

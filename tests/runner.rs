@@ -9,7 +9,7 @@
 mod common;
 
 use common::fixture::{self, ADDQ, DBSTATUS, JOBRUNNER, text};
-use common::site::assert_same_build;
+use common::site::{self, assert_same_build};
 use nowdb::queue::QueueLine;
 use nowdb::queue::file::Queue;
 use nowdb::runner::record;
@@ -112,6 +112,49 @@ fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
         let t = std::fs::read_to_string(site.join("queues").join(q)).unwrap();
         assert!(t.trim().is_empty(), "{q}: {t}");
     }
+    let _ = std::fs::remove_dir_all(&site);
+}
+
+/// `addq plan --release-solved`: each pair's `solved/` files go once its database is
+/// verified, the pairs above read them from `db/`, and the database is byte-identical to one
+/// built keeping them; a plan added again finds nothing to do.
+#[test]
+fn a_build_that_releases_solved_files_writes_the_same_database() {
+    let site = fixture::scratch("runner", "release");
+    let mut plan = PHASE_JOBS_2_5.to_vec();
+    plan.push("--release-solved");
+    let said = fixture::ok(ADDQ, &site, &plan);
+    assert!(
+        said.contains("released once their pair is verified"),
+        "{said}"
+    );
+    wait_ok(spawn_daemon(&site, &until_empty("pm", "2")), "the daemon");
+    let db = |site: &Path| {
+        let mut files = site::build_files(site);
+        files.retain(|name, _| name.starts_with("db/"));
+        files
+    };
+    assert_eq!(
+        db(&site),
+        db(reference5()),
+        "db/ of a build releasing solved/"
+    );
+    let s = Site::new(&site);
+    for pair in nowdb::slice::plan(5).pairs() {
+        for slice in pair.slices() {
+            assert!(!s.solved_file(&slice).exists(), "{slice} kept");
+            assert!(s.values_released(&slice) && s.is_solved(&slice), "{slice}");
+        }
+    }
+    let log = std::fs::read_to_string(site.join("logs/t.log")).unwrap();
+    assert!(log.contains("solved/ files: "), "no release in the log");
+    let again = fixture::ok(ADDQ, &site, &["--json", "p", "plan", "2..5"]);
+    let v: serde_json::Value = serde_json::from_str(again.trim()).unwrap();
+    assert_eq!(
+        (v["prime"].as_u64(), v["small"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(v["release_solved"], true);
     let _ = std::fs::remove_dir_all(&site);
 }
 

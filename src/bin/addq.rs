@@ -70,6 +70,11 @@ struct Args {
     /// won and lost position) after each pair's values; the site remembers it.
     #[arg(long)]
     mtc: bool,
+    /// plan: remove each pair's solved/ files (two bits a position) once its database is
+    /// verified, reading lower slices from db/ instead, so that the build's disk is its
+    /// working set; the site remembers it (work/release-solved).
+    #[arg(long)]
+    release_solved: bool,
     /// Print the queue instead of adding.
     #[arg(long, conflicts_with_all = ["edit", "top"])]
     list: bool,
@@ -120,6 +125,7 @@ fn run(a: Args) -> Result<(), CliError> {
         json: a.json,
         no_space_check: a.no_space_check,
         mtc: a.mtc,
+        release_solved: a.release_solved,
     };
     addq::add_command(&a.site, &queue, &a.job, &options, &mut out)
 }

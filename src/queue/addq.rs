@@ -95,6 +95,9 @@ pub struct AddOptions {
     pub no_space_check: bool,
     /// `plan`: the site builds moves to conversion too (`solve::mtc`).
     pub mtc: bool,
+    /// `plan`: the site removes each pair's `solved/` files once its database is verified
+    /// ([`crate::solve::Site::releases_solved`]).
+    pub release_solved: bool,
 }
 
 /// `addq QUEUE WORDS...`.
@@ -163,13 +166,14 @@ fn plan_command(
     let flag = "--no-space-check";
     let no_space_check = o.no_space_check || words.iter().any(|w| w == flag);
     let mtc = o.mtc || words.iter().any(|w| w == "--mtc");
+    let release = o.release_solved || words.iter().any(|w| w == "--release-solved");
     let words: Vec<String> = (words.iter())
-        .filter(|w| *w != flag && *w != "--mtc")
+        .filter(|w| *w != flag && *w != "--mtc" && *w != "--release-solved")
         .cloned()
         .collect();
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
-    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE|SPLIT...] [--mtc] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221, 2..8 --only 4v4";
+    let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE|SPLIT...] [--mtc] [--release-solved] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221, 2..8 --only 4v4";
     let (range, only) = match words.as_slice() {
         [_, r] => (r.as_str(), Vec::new()),
         [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
@@ -272,6 +276,13 @@ fn plan_command(
     if let Some(m) = marker {
         m.keep();
     }
+    if release && !site_dirs.releases_solved() {
+        let path = site_dirs.release_marker();
+        let text = "each pair's solved/ files are removed once its database is verified; \
+                    lower slices are read from db/ (addq plan --release-solved)\n";
+        crate::files::replace(&path, text.as_bytes(), crate::files::Durability::Full)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     super::pairs::restart_local_pairs(&site_dirs, &planned_pairs)?;
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
     for (q, lines) in [(&small, &to_small), (&main, &to_main)] {
@@ -284,11 +295,12 @@ fn plan_command(
         v[main.name] = to_main.len().into();
         v[small.name] = to_small.len().into();
         v["disk_bytes"] = disk.total().into();
+        v["release_solved"] = site_dirs.releases_solved().into();
         crate::cli::json_line(&v)
     } else {
         format!(
             "plan {min}..{max}: added {} job(s) to {} and {} to {} (pairs under {} positions \
-             go to {}, under {} they are one pair job); the queued work needs at most {} of disk\n",
+             go to {}, under {} they are one pair job); the queued work needs at most {} of disk{}\n",
             to_main.len(),
             main.name,
             to_small.len(),
@@ -296,7 +308,11 @@ fn plan_command(
             SMALL_PAIR_POSITIONS,
             small.name,
             o.pair_below,
-            disk.describe()
+            disk.describe(),
+            match site_dirs.releases_solved() {
+                true => " (less: solved/ files are released once their pair is verified)",
+                false => "",
+            }
         )
     };
     out.write_all(text.as_bytes()).map_err(output_error)

@@ -6,7 +6,7 @@
 //!
 //! | job                     | runnable when                                              |
 //! |-------------------------|------------------------------------------------------------|
-//! | `cap`                   | every pair it depends on is in `solved/`                    |
+//! | `cap`                   | every pair below is in `solved/` (verified, if it releases) |
 //! | `winmove`, `lookup`     | the pair reached that stage (the one before is complete)   |
 //! | `noio`/`que` round r    | the pair reached round r                                    |
 //! | `fill`                  | the pair reached `fill` (the last round changed nothing)   |
@@ -76,6 +76,8 @@ pub struct Readiness<'a> {
     /// Many lines of a 2..7 queue share a pair, and finding its dependencies means
     /// generating its successor slices.
     dependencies: HashMap<(SlicePair, bool), bool>,
+    /// The site releases `solved/` files: `cap` waits for the pairs below to be verified.
+    releases: bool,
 }
 
 impl<'a> Readiness<'a> {
@@ -85,6 +87,7 @@ impl<'a> Readiness<'a> {
             stages: HashMap::new(),
             files: HashMap::new(),
             dependencies: HashMap::new(),
+            releases: site.releases_solved(),
         }
     }
 
@@ -125,16 +128,19 @@ impl<'a> Readiness<'a> {
     }
 
     fn all_solved(&mut self, pair: &SlicePair) -> bool {
-        pair.slices()
-            .iter()
-            .all(|s| self.exists(self.site.solved_file(s)))
+        pair.slices().iter().all(|s| {
+            let path = self.site.solved_file(s);
+            let tombstone = crate::solve::site::released_file(&path);
+            self.exists(path) || self.exists(tombstone)
+        })
     }
 
     /// Whether `job`'s inputs are done (the table in the module documentation).
     pub fn runnable(&mut self, job: &Job) -> Result<bool> {
         let pair = SlicePair::of(job.slice);
         Ok(match job.phase {
-            Phase::Cap => self.dependencies_ready(&pair, false),
+            // A site that releases solved/ files reads the lower slices from db/.
+            Phase::Cap => self.dependencies_ready(&pair, self.releases),
             Phase::Build => self.all_solved(&pair),
             Phase::Ver => {
                 let db = self.site.db_dir();
@@ -160,6 +166,10 @@ impl Readiness<'_> {
                 .find(|d| !d.slices().iter().all(|s| r.verified(s)))
         };
         Ok(match job.phase {
+            Phase::Cap if self.releases => match unverified(self) {
+                Some(d) => format!("waits for pair {d} to be verified (--release-solved)"),
+                None => "runnable".into(),
+            },
             Phase::Cap => match pair
                 .dependencies()
                 .into_iter()
@@ -316,6 +326,15 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
             }
         ));
         stage = next;
+    }
+    if stage == Stage::Done && site.releases_solved() {
+        let freed = crate::solve::stage::release_solved(site, &slices)?;
+        if freed > 0 {
+            log(format!(
+                "released {pair}'s solved/ files: {:.1} MB freed",
+                freed as f64 / 1e6
+            ));
+        }
     }
     lock.release()
         .map_err(|e| Error::io(format_args!("unlocking pair {pair}"), e))

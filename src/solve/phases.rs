@@ -73,7 +73,10 @@ impl Work {
         if let Some(m) = &mut mirror {
             m.preload(0, m.count().div_ceil(PAGE_POSITIONS))?;
         }
-        let solved = job.phase.reads_solved().then(|| opts.lower_slices(site));
+        let solved = match job.phase.reads_solved() {
+            true => Some(opts.lower_slices(site)?),
+            false => None,
+        };
         let queue = (job.phase.has_round())
             .then(|| QueueWriter::new(&site.queue_file(&s, job.round, job.first)));
         Ok(Work {

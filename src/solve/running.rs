@@ -6,6 +6,7 @@
 use super::solved::{LowerSlices, SolvedStore, SolvedWorkFiles};
 use super::{Job, Result, Site, Value};
 use crate::solve_err;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -97,15 +98,35 @@ impl RunOptions {
         (self.solved.clone()).unwrap_or_else(|| SolvedStore::new(site, 1 << 30))
     }
 
+    /// Bytes of decoded database slices `jobs` jobs may hold: as much as their page buffers.
+    pub fn decode_budget(&self, jobs: usize) -> usize {
+        self.buffers * super::store::PAGE_BYTES * 2 * jobs.max(1)
+    }
+
+    /// The compressed database the job reads: the process's shared one, or its own.
+    pub(crate) fn database(&self, site: &Site) -> Result<Arc<crate::db::Database>> {
+        Ok(match &self.database {
+            Some(db) => db.clone(),
+            None => Arc::new(
+                crate::db::Database::open(&site.db_dir(), 64 << 20)?
+                    .decoding(self.decode_budget(1)),
+            ),
+        })
+    }
+
     /// Where a job reads the finished slices its conversions lead to: the compressed
-    /// database with [`RunOptions::lower_from_database`], else `solved/`.
-    pub(crate) fn lower_slices(&self, site: &Site) -> LowerSlices {
-        match &self.database {
-            Some(db) if self.lower_from_database => {
-                LowerSlices::Database(crate::db::probe::DbLookup::new(db.clone()))
+    /// database with [`RunOptions::lower_from_database`] or on a site that releases its
+    /// `solved/` files ([`Site::releases_solved`]), else `solved/`.
+    pub(crate) fn lower_slices(&self, site: &Site) -> Result<LowerSlices> {
+        Ok(match self.lower_from_database || site.releases_solved() {
+            true => {
+                // The first pairs of a build have nothing below them, and no db/ yet.
+                let db = site.db_dir();
+                super::database::publish::ensure_version_line(&db, crate::db::probe::VERSION_LINE)?;
+                LowerSlices::Database(crate::db::probe::DbLookup::new(self.database(site)?))
             }
-            _ => LowerSlices::WorkFiles(SolvedWorkFiles::new(self.solved_store(site))),
-        }
+            false => LowerSlices::WorkFiles(SolvedWorkFiles::new(self.solved_store(site))),
+        })
     }
 }
 

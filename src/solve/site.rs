@@ -8,8 +8,10 @@
 //! work/verified/<slice>.v<N>          `ver` checked the slice's compressed file (format version N)
 //! work/<slice>.mtc                    moves to conversion of a solved slice being computed
 //! work/mtc                            the site builds moves to conversion
+//! work/release-solved                 the site removes a pair's solved/ files once verified
 //! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
 //! solved/<slice>.mtc                  finished slice: plies to conversion (a byte a position)
+//! solved/<slice>.nwk.released         the .nwk (or .mtc) file was removed by --release-solved
 //! db/<slice>.ndb                      compressed slice (docs/FORMAT.md)
 //! db/parts/<slice>/<first>-<last>.part runs of one `build` job, until the slice is assembled
 //! ```
@@ -93,8 +95,27 @@ impl Site {
             .join(format!("{}.ckpt", job.file_stem()))
     }
 
+    /// Whether the slice's values are computed: its `solved/` file, or the tombstone
+    /// [`released_file`] left when `--release-solved` removed that file.
     pub fn is_solved(&self, s: &Slice) -> bool {
-        self.solved_file(s).exists()
+        let path = self.solved_file(s);
+        path.exists() || released_file(&path).exists()
+    }
+
+    /// Whether the slice's `solved/` file was removed by `--release-solved` (its values are
+    /// read from `db/` since).
+    pub fn values_released(&self, s: &Slice) -> bool {
+        released_file(&self.solved_file(s)).exists()
+    }
+
+    /// The site setting of `addq plan --release-solved`: a pair's `solved/` files are
+    /// removed once its database is verified, and every job reads lower slices from `db/`.
+    pub fn release_marker(&self) -> PathBuf {
+        self.root.join("work/release-solved")
+    }
+
+    pub fn releases_solved(&self) -> bool {
+        self.release_marker().exists()
     }
 
     /// Every solved slice, in (pieces, name) order (none before `solved/` exists).
@@ -111,3 +132,12 @@ impl Site {
 }
 
 pub use crate::slice::key::{SliceFilesError, slice_files};
+
+/// The tombstone of a finished slice's `solved/` file (values or distances) that
+/// `--release-solved` removed: `solved/2221.66.nwk` leaves `solved/2221.66.nwk.released`, so
+/// that the stages still see the slice solved.
+pub fn released_file(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".released");
+    PathBuf::from(name)
+}

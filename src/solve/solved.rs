@@ -71,6 +71,13 @@ impl SolvedSlice {
     /// Reads `solved/<slice>.nwk`, checking its header and length.
     pub fn load(site: &Site, slice: Slice) -> Result<SolvedSlice> {
         let path = site.solved_file(&slice);
+        if !path.exists() && site.values_released(&slice) {
+            return Err(solve_err!(
+                "lower slice {slice}: {} was removed by --release-solved; its values are read \
+                 from db/ (the site's jobs do so while work/release-solved exists)",
+                path.display()
+            ));
+        }
         if !path.exists() {
             return Err(solve_err!(
                 "missing lower slice {slice}: {} does not exist (solve it first)",

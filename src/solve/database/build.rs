@@ -10,7 +10,7 @@
 use super::publish::{ensure_version_line, unique_tmp};
 use crate::db::crc32::crc32;
 use crate::db::format::is_current;
-use crate::db::probe::{Database, VERSION_LINE, slice_path};
+use crate::db::probe::{VERSION_LINE, slice_path};
 use crate::db::removed::{RangeRuns, RuleRuns, ValueRun, range_runs};
 use crate::db::write::write_best_slice;
 use crate::slice::Slice;
@@ -38,12 +38,7 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
     match job.phase {
         Phase::Build => build_range(site, job, opts),
         Phase::Ver | Phase::MtcVer => {
-            let db = match &opts.database {
-                Some(db) => db.clone(),
-                None => Arc::new(
-                    Database::open(&site.db_dir(), 64 << 20)?.decoding(decode_budget(opts, 1)),
-                ),
-            };
+            let db = opts.database(site)?;
             match job.phase {
                 Phase::Ver => match super::ver_exact::verify_range_exact(site, &db, job, opts)? {
                     Some(outcome) => Ok(outcome),
@@ -54,12 +49,6 @@ pub fn run_db_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome> 
         }
         _ => unreachable!("not a database phase: {}", job.phase),
     }
-}
-
-/// The bytes of whole slices `ver`'s lookups may decode in a process running `jobs` jobs at
-/// once: the memory the host gives those jobs' work-file buffers (`ver` opens no work file).
-pub fn decode_budget(opts: &RunOptions, jobs: usize) -> usize {
-    opts.buffers * crate::solve::store::PAGE_BYTES * 2 * jobs.max(1)
 }
 
 fn parts_dir(site: &Site, slice: &Slice) -> PathBuf {

@@ -52,7 +52,7 @@ impl ExactValues {
         Ok(Some(ExactValues {
             own: store.get(*slice)?,
             mirror: store.get(mirror)?,
-            lower: opts.lower_slices(site),
+            lower: opts.lower_slices(site)?,
         }))
     }
 }

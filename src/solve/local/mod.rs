@@ -342,7 +342,8 @@ impl Builder<'_> {
     fn start_ready_pairs(&self, sh: &mut Shared) -> Result<()> {
         for p in 0..sh.pairs.len() {
             // Reading lower slices from the database needs them verified, not just solved.
-            let ready = |d: usize| match self.opts.run.lower_from_database {
+            let from_db = self.opts.run.lower_from_database || self.site.releases_solved();
+            let ready = |d: usize| match from_db {
                 true => sh.pairs[d].stage == Stage::Done,
                 false => sh.pairs[d].published,
             };
@@ -560,7 +561,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
     run.solved = Some(solved.clone());
     if opts.database && run.database.is_none() {
         crate::solve::database::build::ensure_version_file(site)?;
-        let budget = crate::solve::database::build::decode_budget(&run, opts.runners);
+        let budget = run.decode_budget(opts.runners);
         run.database = Some(Arc::new(
             crate::db::Database::open(&site.db_dir(), 256 << 20)?.decoding(budget),
         ));

@@ -154,7 +154,37 @@ pub fn values_verified(site: &Site, s: &Slice) -> bool {
 
 /// Whether slice `s` has moves to conversion in `solved/`, which its database then holds.
 fn has_distances(site: &Site, s: &Slice) -> bool {
-    site.mtc_solved_file(s).exists()
+    let path = site.mtc_solved_file(s);
+    path.exists() || crate::solve::site::released_file(&path).exists()
+}
+
+/// `--release-solved`: removes the verified pair's `solved/` files (values, and distances
+/// if any), each after writing the tombstone that keeps the pair solved for the stages; a
+/// crash between the two leaves both, and the next call removes the file. Returns the bytes
+/// freed.
+pub fn release_solved(site: &Site, slices: &[Slice]) -> Result<u64> {
+    let mut freed = 0;
+    for s in slices {
+        for path in [site.solved_file(s), site.mtc_solved_file(s)] {
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            let tombstone = crate::solve::site::released_file(&path);
+            let text = format!(
+                "{} was verified in db/ and removed to free {} bytes (--release-solved)\n",
+                path.display(),
+                meta.len()
+            );
+            crate::files::replace(&tombstone, text.as_bytes(), crate::files::Durability::Full)
+                .map_err(|e| solve_err!("{}: {e}", tombstone.display()))?;
+            std::fs::remove_file(&path).map_err(|e| solve_err!("{}: {e}", path.display()))?;
+            freed += meta.len();
+        }
+    }
+    if let Some(s) = slices.first() {
+        store::sync_dir(&site.solved_file(s))?;
+    }
+    Ok(freed)
 }
 
 /// Whether `ver` checked slice `s`'s compressed files (of the current format): the values,

@@ -13,8 +13,8 @@ pub mod machine;
 pub use files::{
     below_verified, database_stage, database_work, discard_mtc_work, discard_work,
     finish_interrupted_publish, is_verified, mark_mtc_verified, mark_verified, mtc_done,
-    mtc_pending, publish_mtc, publish_pair, que_input, remove_checkpoints, round_changes,
-    solved_stage, verified_marker, verified_markers,
+    mtc_pending, publish_mtc, publish_pair, que_input, release_solved, remove_checkpoints,
+    round_changes, solved_stage, verified_marker, verified_markers,
 };
 pub use machine::{Effect, Facts, Transition, noio_slice};
 
