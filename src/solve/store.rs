@@ -186,6 +186,11 @@ pub struct PageCache<const BITS: u32 = VALUE_BITS> {
     dirty: usize,
     /// Pages read from disk (misses), for statistics.
     pub reads: u64,
+    /// Pages `run_first..run_first + run_len` sit in slots `0..run_len` in order (the first
+    /// [`PageCache::preload`] of an empty cache): their lookups need neither the table nor an
+    /// LRU stamp, the cost of every random probe into a preloaded mirror.
+    run_first: u64,
+    run_len: u64,
 }
 
 impl<const BITS: u32> PageCache<BITS> {
@@ -230,6 +235,8 @@ impl<const BITS: u32> PageCache<BITS> {
             writable,
             dirty: 0,
             reads: 0,
+            run_first: 0,
+            run_len: 0,
         }
     }
 
@@ -268,6 +275,11 @@ impl<const BITS: u32> PageCache<BITS> {
     /// The slot holding `page`, loading it on a miss; the byte offset of the page in the pool.
     #[inline(always)]
     fn base_of(&mut self, page: u64) -> io::Result<usize> {
+        let in_run = page.wrapping_sub(self.run_first);
+        if in_run < self.run_len {
+            // Never evicted while the run lasts (an eviction in it ends the run): no stamp.
+            return Ok(in_run as usize * PAGE_BYTES);
+        }
         let s = self.table[page as usize];
         if s != NO_SLOT {
             if page != self.last_page {
@@ -298,6 +310,9 @@ impl<const BITS: u32> PageCache<BITS> {
                 .min_by_key(|&i| self.slots[i].stamp)
                 .expect("a clean page exists");
             self.table[self.slots[victim].page as usize] = NO_SLOT;
+            if victim < self.run_len as usize {
+                self.run_len = 0;
+            }
             victim
         };
         let offset = (page + 1) * PAGE_BYTES as u64;
@@ -329,6 +344,9 @@ impl<const BITS: u32> PageCache<BITS> {
         }
         let n = (last - first) as usize;
         let base = self.pool.len();
+        if base == 0 {
+            (self.run_first, self.run_len) = (first, n as u64);
+        }
         self.pool.resize(base + n * PAGE_BYTES, 0);
         self.file
             .read_exact_at(&mut self.pool[base..], (first + 1) * PAGE_BYTES as u64)
