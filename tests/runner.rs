@@ -509,10 +509,21 @@ fn plan_only_4v4_plans_the_1994_closure() {
         let site = fixture::scratch("runner", name);
         let args = ["p", "plan", "2..8", "--only", only, "--no-space-check"];
         fixture::ok(ADDQ, &site, &args);
-        ["prime", "small"].map(|q| std::fs::read_to_string(site.join("queues").join(q)).unwrap())
+        let queued = ["prime", "small"]
+            .map(|q| std::fs::read_to_string(site.join("queues").join(q)).unwrap());
+        (site, queued)
     };
-    let split = plan("only-4v4", "4v4");
-    assert_eq!(split, plan("only-0044", "0044"));
+    let (site, split) = plan("only-4v4", "4v4");
+    assert_eq!(split, plan("only-0044", "0044").1);
+    // dbstatus counts what was planned, not all of 2..8 (440 G positions).
+    let out = fixture::ok(DBSTATUS, &site, &["--json", "summary"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["planned"], serde_json::json!(["2..8 4v4"]));
+    let positions = v["positions"].as_u64().unwrap();
+    assert!(
+        (111_378_534_401..148_193_593_345).contains(&positions),
+        "{positions}"
+    );
     let mut eight = std::collections::BTreeSet::new();
     for line in split.concat().lines() {
         let slice: nowdb::Slice = line.split_whitespace().nth(1).unwrap().parse().unwrap();

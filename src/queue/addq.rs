@@ -174,8 +174,8 @@ fn plan_command(
     let main = Queue::named(site, queue)?;
     let small = Queue::named(site, "m")?;
     let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE|SPLIT...] [--mtc] [--release-solved] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221, 2..8 --only 4v4";
-    let (range, only) = match words.as_slice() {
-        [_, r] => (r.as_str(), Vec::new()),
+    let (range, only, only_words) = match words.as_slice() {
+        [_, r] => (r.as_str(), Vec::new(), &[][..]),
         [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
             let mut only = Vec::new();
             for w in rest {
@@ -184,7 +184,7 @@ fn plan_command(
                     Err(e) => return Err(format!("addq plan --only {w}: {e}").into()),
                 }
             }
-            (r.as_str(), only)
+            (r.as_str(), only, rest)
         }
         _ => return Err(usage.to_string().into()),
     };
@@ -276,6 +276,7 @@ fn plan_command(
     if let Some(m) = marker {
         m.keep();
     }
+    super::plans::record(&site_dirs, min, max, only_words)?;
     if release && !site_dirs.releases_solved() {
         let path = site_dirs.release_marker();
         let text = "each pair's solved/ files are removed once its database is verified; \

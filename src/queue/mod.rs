@@ -9,6 +9,7 @@ pub mod line;
 /// Lock files sit below the queues (the database build and mail use them too).
 pub use crate::lock;
 pub mod pairs;
+pub mod plans;
 pub mod release;
 pub mod running;
 

@@ -9,6 +9,7 @@
 //! work/<slice>.mtc                    moves to conversion of a solved slice being computed
 //! work/mtc                            the site builds moves to conversion
 //! work/release-solved                 the site removes a pair's solved/ files once verified
+//! work/plans                          the `addq plan` lines the site was given (dbstatus counts them)
 //! solved/<slice>.nwk                  finished slice: exact win/loss/draw values
 //! solved/<slice>.mtc                  finished slice: plies to conversion (a byte a position)
 //! solved/<slice>.nwk.released         the .nwk (or .mtc) file was removed by --release-solved

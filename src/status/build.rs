@@ -399,6 +399,10 @@ pub fn done_files(site: &Site, slice: &Slice) -> Vec<(u64, Option<u64>)> {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Summary {
     pub pieces: u32,
+    /// The plans the site was given (`work/plans`: `2..7`, `2..8 4v4`) when one of them is a
+    /// part; the counts are then of the pairs they cover, and of any other solved slice.
+    /// Empty: every slice of 2..`pieces`.
+    pub planned: Vec<String>,
     pub slices: u64,
     pub positions: u64,
     pub solved: u64,
@@ -438,9 +442,16 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
             }
         }
     }
-    let pieces = match pieces {
-        Some(p) => p,
-        None => site
+    // Plans of whole piece counts (`2..7`) cover what 2..N does: only parts change the count.
+    let planned = match pieces {
+        Some(_) => None,
+        None => crate::queue::plans::planned(site)?
+            .filter(|(lines, _, _)| lines.iter().any(|l| l.contains(' '))),
+    };
+    let pieces = match (pieces, &planned) {
+        (Some(p), _) => p,
+        (None, Some((_, most, _))) => *most,
+        (None, None) => site
             .solved_slices()?
             .iter()
             .map(|s| s.pieces())
@@ -449,14 +460,30 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
             .filter(|&p| p >= 2)
             .unwrap_or(DEFAULT_PIECES),
     };
-    let plan = crate::slice::plan(pieces);
+    let (planned, pairs): (Vec<String>, Vec<SlicePair>) = match planned {
+        Some((lines, _, mut pairs)) => {
+            // A part solved before the site kept its plans still counts.
+            for s in site
+                .solved_slices()?
+                .iter()
+                .filter(|s| s.pieces() <= pieces)
+            {
+                pairs.insert(SlicePair::of(*s));
+            }
+            (lines, pairs.into_iter().collect())
+        }
+        None => (
+            Vec::new(),
+            crate::slice::plan(pieces).pairs().copied().collect(),
+        ),
+    };
     let (mut slices, mut solved, mut built, mut verified, mut positions, mut solved_pos) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let db = site.db_dir();
     let now = now_secs();
     let mut recent = 0u64;
     let mut distances = crate::solve::mtc::wanted(site).then_some(0u64);
-    for pair in plan.pairs() {
+    for pair in &pairs {
         for s in pair.slices() {
             slices += 1;
             positions += s.count();
@@ -482,6 +509,7 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
     let eta = (rate > 0.0).then(|| queued_pos as f64 / rate);
     Ok(Summary {
         pieces,
+        planned,
         slices,
         positions,
         solved,
@@ -525,8 +553,12 @@ pub fn write_summary(
             running,
             ..
         } = s;
+        let what = match s.planned.as_slice() {
+            [] => format!("2..{pieces} pieces"),
+            plans => format!("planned {}", plans.join(", ")),
+        };
         format!(
-            "2..{pieces} pieces: {slices} slices, {positions} positions\n\
+            "{what}: {slices} slices, {positions} positions\n\
              solved {solved} slices ({:.1}% of positions){}, built {built}, verified {verified}\n\
              queued {queued} jobs ({queued_pos} positions), running {running}, retried {} ({} waiting to run again), held {}{}\n\
              last 10 minutes: {:.2} M positions/s of finished jobs; queued work {}\n",
