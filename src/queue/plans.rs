@@ -38,9 +38,20 @@ pub fn record(site: &Site, min: u32, max: u32, only: &[String]) -> Result<()> {
         .map_err(|e| Error::io(format_args!("writing {}", path.display()), e))
 }
 
-/// The plans the site was given (their lines), and the slice pairs they cover with
-/// everything those read; `None` before the first plan (a site built by `build-local`).
-pub fn planned(site: &Site) -> Result<Option<(Vec<String>, u32, BTreeSet<SlicePair>)>> {
+/// The plans a site was given.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// Their lines (`2..7`, `2..8 4v4`).
+    pub lines: Vec<String>,
+    /// The most pieces of any.
+    pub pieces: u32,
+    /// The slice pairs they cover, with everything those read.
+    pub pairs: BTreeSet<SlicePair>,
+}
+
+/// The plans the site was given; `None` before the first plan (a site built by
+/// `build-local`).
+pub fn planned(site: &Site) -> Result<Option<Planned>> {
     let path = plans_file(site);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -69,7 +80,11 @@ pub fn planned(site: &Site) -> Result<Option<(Vec<String>, u32, BTreeSet<SlicePa
         most = most.max(max);
         lines.push(l.to_string());
     }
-    Ok((!lines.is_empty()).then_some((lines, most, pairs)))
+    Ok((!lines.is_empty()).then_some(Planned {
+        lines,
+        pieces: most,
+        pairs,
+    }))
 }
 
 #[cfg(test)]
@@ -84,7 +99,11 @@ mod tests {
         record(&site, 2, 4, &[]).unwrap();
         record(&site, 2, 5, &["2300".into()]).unwrap();
         record(&site, 2, 4, &[]).unwrap();
-        let (lines, most, pairs) = planned(&site).unwrap().unwrap();
+        let Planned {
+            lines,
+            pieces: most,
+            pairs,
+        } = planned(&site).unwrap().unwrap();
         assert_eq!(lines, ["2..4", "2..5 2300"]);
         assert_eq!(most, 5);
         let all4: BTreeSet<_> = crate::slice::plan(4).pairs().copied().collect();

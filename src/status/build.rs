@@ -445,12 +445,13 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
     // Plans of whole piece counts (`2..7`) cover what 2..N does: only parts change the count.
     let planned = match pieces {
         Some(_) => None,
-        None => crate::queue::plans::planned(site)?
-            .filter(|(lines, _, _)| lines.iter().any(|l| l.contains(' '))),
+        None => {
+            crate::queue::plans::planned(site)?.filter(|p| p.lines.iter().any(|l| l.contains(' ')))
+        }
     };
     let pieces = match (pieces, &planned) {
         (Some(p), _) => p,
-        (None, Some((_, most, _))) => *most,
+        (None, Some(p)) => p.pieces,
         (None, None) => site
             .solved_slices()?
             .iter()
@@ -461,7 +462,9 @@ pub fn summary(site: &Site, pieces: Option<u32>) -> crate::error::Result<Summary
             .unwrap_or(DEFAULT_PIECES),
     };
     let (planned, pairs): (Vec<String>, Vec<SlicePair>) = match planned {
-        Some((lines, _, mut pairs)) => {
+        Some(crate::queue::plans::Planned {
+            lines, mut pairs, ..
+        }) => {
             // A part solved before the site kept its plans still counts.
             for s in site
                 .solved_slices()?
