@@ -64,6 +64,8 @@ pub fn run_one(
             "next": next,
             "seconds": crate::cli::millis(secs),
             "stats": stats_json(&stats),
+            // The job is its own process: its high-water mark is the job's memory.
+            "peak_rss_bytes": peak_rss_bytes(),
         });
         write!(out, "{}", crate::cli::json_line(&value))
     } else {
