@@ -81,17 +81,22 @@ impl Shard {
 /// cost a memory round trip each.
 #[inline(always)]
 fn prefetch(block: &Block) {
-    #[cfg(target_arch = "x86_64")]
     for line in block.bytes.chunks(64) {
-        // SAFETY: a prefetch is only a hint; the address is that of a live slice.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                line.as_ptr().cast(),
-            )
-        };
+        prefetch_line(line.as_ptr());
     }
+}
+
+/// Asks the memory for the cache line holding `byte`, without waiting for it: a hint that
+/// reads nothing, so any address is safe (the solver's walks use it too).
+#[inline(always)]
+pub fn prefetch_line(byte: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(byte.cast())
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = block;
+    let _ = byte;
 }
 
 /// Asks Linux to back the memory reserved for `slots` with transparent huge pages (a hint
