@@ -33,10 +33,16 @@ fn daemon(site: &Path, args: &[&str]) -> Command {
 /// A daemon in the background; its stderr (the log lines, also in `logs/`) goes to a file,
 /// never to a pipe nobody reads while it runs.
 fn spawn_daemon(site: &Path, args: &[&str]) -> Child {
+    spawn_daemon_with(site, args, &[])
+}
+
+/// [`spawn_daemon`] with these environment variables (which its job children inherit).
+fn spawn_daemon_with(site: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let err = std::fs::File::create(site.join(format!("daemon-{n}.stderr"))).unwrap();
     daemon(site, args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(err)
         .spawn()
@@ -69,6 +75,8 @@ fn reference5() -> &'static Path {
     })
 }
 
+/// Also the paths of lower slices larger than the cache (8 pieces), taken here for every
+/// slice (`NOWDB_CACHE_BYTES=0`): `cap` in batches, `ver` locating conversions first.
 #[test]
 fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
     let site = fixture::scratch("runner", "four");
@@ -87,8 +95,9 @@ fn four_runners_build_2_to_5_byte_identical_to_the_in_process_build() {
             "2..5",
         ],
     );
+    let batched = [("NOWDB_CACHE_BYTES", "0")];
     let runners: Vec<Child> = (0..4)
-        .map(|_| spawn_daemon(&site, &until_empty("pm", "1")))
+        .map(|_| spawn_daemon_with(&site, &until_empty("pm", "1"), &batched))
         .collect();
     let jobs: u64 = runners
         .into_iter()

@@ -8,13 +8,19 @@
 use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
 use super::running::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
-use super::solved::{LowerSlices, best_move_value, best_of};
+use super::solved::{
+    Located, LowerSlices, SolvedValues, best_move_value, best_of, larger_than_cache,
+};
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted, ensure_work_file};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::slice::{QuietConversions, Slice, is_conversion};
 use crate::{Position, solve_err};
+
+/// Capture positions `cap` values together: enough to keep many of their lower slices'
+/// memory round trips in flight.
+const CAPTURE_BATCH: usize = 32;
 
 /// The caches and indexing a job works with.
 struct Work {
@@ -29,6 +35,15 @@ struct Work {
     moves: MoveList,
     stats: PhaseStats,
     durable: bool,
+    /// `cap` batches its captures once a lower slice it read is larger than the cache.
+    batch_captures: bool,
+    /// `cap`'s capture positions waiting for [`Work::flush_captures`], each one's first
+    /// capture located (`ends[k]`: where position `k`'s other captures end in `batch_moves`).
+    captures: Vec<(u64, Position)>,
+    located: Vec<Located>,
+    /// The other captures of each batched position, back to back.
+    batch_moves: Vec<crate::Move>,
+    ends: Vec<usize>,
 }
 
 impl Work {
@@ -90,6 +105,11 @@ impl Work {
             moves: MoveList::new(),
             stats: PhaseStats::default(),
             durable: opts.durable,
+            batch_captures: false,
+            captures: Vec::with_capacity(CAPTURE_BATCH),
+            located: Vec::with_capacity(CAPTURE_BATCH),
+            batch_moves: Vec::new(),
+            ends: Vec::with_capacity(CAPTURE_BATCH),
         })
     }
 
@@ -120,15 +140,61 @@ impl Work {
         Ok(())
     }
 
-    /// `DoCaptures`: a capture position takes the best value among its captures.
+    /// `DoCaptures`: a capture position takes the best value among its captures. Taken in
+    /// batches ([`Work::flush_captures`]), so that the lower slices' memory is asked for
+    /// many captures at once.
     fn cap(&mut self, index: u64, pos: &Position) -> Result<()> {
         if self.own.get(index)? != Value::Unknown || !has_capture(pos) {
             return Ok(());
         }
         self.stats.looked += 1;
         let solved = self.solved.as_mut().expect("cap reads finished slices");
-        let best = best_move_value(solved, pos, &mut self.moves)?;
-        self.resolve(index, best)
+        if !self.batch_captures {
+            // Lower slices that fit the cache are read as fast one capture at a time.
+            let best = best_move_value(solved, pos, &mut self.moves)?;
+            self.batch_captures = solved.largest_bytes() > larger_than_cache();
+            return self.resolve(index, best);
+        }
+        self.captures.push((index, *pos));
+        if self.captures.len() == CAPTURE_BATCH {
+            self.flush_captures()?;
+        }
+        Ok(())
+    }
+
+    /// Values the batched capture positions: first each one's first capture is found in its
+    /// lower slice (its byte asked of memory), then each position's best in move order,
+    /// stopping at a won capture as one at a time does (most positions have one capture).
+    fn flush_captures(&mut self) -> Result<()> {
+        let solved = self.solved.as_mut().expect("cap reads finished slices");
+        self.located.clear();
+        self.ends.clear();
+        self.batch_moves.clear();
+        for (_, pos) in &self.captures {
+            generate_moves(pos, &mut self.moves);
+            let moves = self.moves.as_slice();
+            self.located.push(solved.locate(&pos.successor(&moves[0]))?);
+            self.batch_moves.extend_from_slice(&moves[1..]);
+            self.ends.push(self.batch_moves.len());
+        }
+        let captures = std::mem::take(&mut self.captures);
+        let mut from = 0;
+        for (k, &(index, pos)) in captures.iter().enumerate() {
+            let solved = self.solved.as_mut().expect("cap reads finished slices");
+            let best = match solved.read(self.located[k])? {
+                Value::Loss => Value::Win,
+                first => match best_of(solved, &pos, &self.batch_moves[from..self.ends[k]])? {
+                    Value::Win => Value::Win,
+                    _ if first == Value::Draw => Value::Draw,
+                    rest => rest,
+                },
+            };
+            from = self.ends[k];
+            self.resolve(index, best)?;
+        }
+        self.captures = captures;
+        self.captures.clear();
+        Ok(())
     }
 
     /// `DoLookups`: conversion moves give a lower bound (or the value when every move
@@ -390,6 +456,8 @@ fn scan_range(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Resul
                 e.advance();
                 i += 1;
             }
+            // Every value of the page is set before its end may be checkpointed.
+            w.flush_captures()?;
             continue;
         }
         // Only positions whose value the phase may change are decoded and looked at.

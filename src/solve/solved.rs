@@ -31,6 +31,53 @@ pub struct ValueCounts {
 pub trait SolvedValues {
     /// The exact value, Black to move, of `pos`. A position where Black has no piece is a loss.
     fn value(&mut self, pos: &Position) -> Result<Value>;
+
+    /// Finds where `pos`'s value is and asks memory for it, to [`SolvedValues::read`] a little
+    /// later: a walk that locates many children before reading any overlaps their round
+    /// trips to memory (at 8 pieces, the lower slices are larger than the cache). By default
+    /// the value is read at once.
+    fn locate(&mut self, pos: &Position) -> Result<Located> {
+        self.value(pos).map(Located::Known)
+    }
+
+    /// Bytes of the largest slice read so far (0 where nothing is held in memory whole).
+    fn largest_bytes(&self) -> usize {
+        0
+    }
+
+    /// The value [`SolvedValues::locate`] found.
+    fn read(&self, at: Located) -> Result<Value> {
+        match at {
+            Located::Known(v) => Ok(v),
+            Located::At { .. } => unreachable!("only work files locate without reading"),
+        }
+    }
+}
+
+/// A finished slice larger than this is read at random from memory, not from the
+/// last-level cache (32 MB on the machines measured, shared by the runners): once a job has
+/// read one, `cap` batches its captures and `ver` locates its conversions before reading
+/// them (8 pieces; a 7-piece job's lower slices are at most 8.4 MB, and batching measured
+/// 3-7 % slower there). The environment's `NOWDB_CACHE_BYTES` replaces it (the tests set
+/// 0, so that the small slices they build take the batched paths too).
+pub const LARGER_THAN_CACHE: usize = 16 << 20;
+
+/// [`LARGER_THAN_CACHE`], or `NOWDB_CACHE_BYTES` when set to a number.
+pub fn larger_than_cache() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        std::env::var("NOWDB_CACHE_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(LARGER_THAN_CACHE)
+    })
+}
+
+/// A value [`SolvedValues::locate`] found: read already, or slice (a job's handle) and index.
+#[derive(Clone, Copy, Debug)]
+pub enum Located {
+    Known(Value),
+    At { slice: u32, index: u64 },
 }
 
 /// The best value among all the moves of `pos`, with their results looked up in `solved`
@@ -181,7 +228,11 @@ impl SolvedStore {
 /// takes no lock.
 pub struct SolvedWorkFiles {
     store: Arc<SolvedStore>,
-    mine: KeyMap<Arc<SolvedSlice>>,
+    /// Slice key -> the job's handle: a place in `slices`.
+    mine: KeyMap<u32>,
+    slices: Vec<Arc<SolvedSlice>>,
+    /// Bytes of the largest of `slices`.
+    largest: usize,
 }
 
 impl SolvedWorkFiles {
@@ -189,13 +240,43 @@ impl SolvedWorkFiles {
         SolvedWorkFiles {
             store,
             mine: KeyMap::default(),
+            slices: Vec::new(),
+            largest: 0,
         }
     }
 
     #[cold]
-    fn open(&mut self, slice: Slice) -> Result<&SolvedSlice> {
+    fn open(&mut self, slice: Slice) -> Result<u32> {
         let s = self.store.get(slice)?;
-        Ok(self.mine.entry(slice_key(&slice)).or_insert(s))
+        self.largest = self.largest.max(s.bytes());
+        self.slices.push(s);
+        let handle = (self.slices.len() - 1) as u32;
+        self.mine.insert(slice_key(&slice), handle);
+        Ok(handle)
+    }
+
+    /// The job's handle of `pos`'s slice, and `pos`'s index in it.
+    #[inline]
+    fn find(&mut self, pos: &Position) -> Result<(u32, u64)> {
+        let slice = Slice::of(pos);
+        let handle = match self.mine.get(&slice_key(&slice)) {
+            Some(&h) => h,
+            None => self.open(slice)?,
+        };
+        Ok((handle, self.slices[handle as usize].index.index(pos)))
+    }
+
+    #[inline]
+    fn get(&self, handle: u32, i: u64) -> Result<Value> {
+        let s = &self.slices[handle as usize];
+        match s.get(i) {
+            Value::Unknown => Err(solve_err!(
+                "{}: finished slice {} holds an unknown value at index {i}",
+                self.store.site.solved_file(&s.index.slice()).display(),
+                s.index.slice()
+            )),
+            v => Ok(v),
+        }
     }
 }
 
@@ -205,20 +286,30 @@ impl SolvedValues for SolvedWorkFiles {
         if pos.black == 0 {
             return Ok(Value::Loss);
         }
-        let slice = Slice::of(pos);
-        let s = match self.mine.get(&slice_key(&slice)) {
-            Some(s) => s,
-            None => self.open(slice)?,
-        };
-        let i = s.index.index(pos);
-        let v = s.get(i);
-        if v == Value::Unknown {
-            return Err(solve_err!(
-                "{}: finished slice {slice} holds an unknown value at index {i}",
-                self.store.site.solved_file(&slice).display()
-            ));
+        let (handle, i) = self.find(pos)?;
+        self.get(handle, i)
+    }
+
+    fn largest_bytes(&self) -> usize {
+        self.largest
+    }
+
+    #[inline]
+    fn locate(&mut self, pos: &Position) -> Result<Located> {
+        if pos.black == 0 {
+            return Ok(Located::Known(Value::Loss));
         }
-        Ok(v)
+        let (slice, index) = self.find(pos)?;
+        self.slices[slice as usize].prefetch(index);
+        Ok(Located::At { slice, index })
+    }
+
+    #[inline]
+    fn read(&self, at: Located) -> Result<Value> {
+        match at {
+            Located::Known(v) => Ok(v),
+            Located::At { slice, index } => self.get(slice, index),
+        }
     }
 }
 
@@ -242,6 +333,29 @@ impl SolvedValues for LowerSlices {
         match self {
             LowerSlices::WorkFiles(w) => w.value(pos),
             LowerSlices::Database(d) => d.value(pos),
+        }
+    }
+
+    #[inline]
+    fn locate(&mut self, pos: &Position) -> Result<Located> {
+        match self {
+            LowerSlices::WorkFiles(w) => w.locate(pos),
+            LowerSlices::Database(d) => d.locate(pos),
+        }
+    }
+
+    fn largest_bytes(&self) -> usize {
+        match self {
+            LowerSlices::WorkFiles(w) => w.largest_bytes(),
+            LowerSlices::Database(_) => 0,
+        }
+    }
+
+    #[inline]
+    fn read(&self, at: Located) -> Result<Value> {
+        match self {
+            LowerSlices::WorkFiles(w) => w.read(at),
+            LowerSlices::Database(d) => d.read(at),
         }
     }
 }

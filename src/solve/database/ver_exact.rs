@@ -27,7 +27,7 @@ use crate::slice::is_conversion;
 use crate::solve::running::{
     Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
 };
-use crate::solve::solved::{LowerSlices, SolvedSlice, SolvedValues};
+use crate::solve::solved::{Located, LowerSlices, SolvedSlice, SolvedValues, larger_than_cache};
 use crate::solve::{Job, Result, Site, Value};
 use crate::solve_err;
 use crate::{Move, Position};
@@ -79,6 +79,8 @@ pub fn verify_range_exact(
     let removes_threats = file.removal.removes(Kind::Threat);
     let mut moves = MoveList::new();
     let mut threat_moves = MoveList::new();
+    let mut located = Vec::with_capacity(crate::board::MAX_MOVES);
+    let cache = larger_than_cache();
     let mut e = own.index().enumerate_from(job.first);
     let mut stats = PhaseStats::default();
     // In chunks, so that a stop request is seen within a fraction of a second.
@@ -109,9 +111,16 @@ pub fn verify_range_exact(
                 }
                 generate_moves(&pos, &mut moves);
                 // A won position stops at its first losing child; the others read them all.
-                let derived = match exact != Value::Win {
-                    true => best_value_prefetched(&mut lower, &mirror, &pos, moves.as_slice())?,
-                    false => best_value(&mut lower, &mirror, &pos, moves.as_slice())?,
+                let derived = match (exact != Value::Win, lower.largest_bytes()) {
+                    (true, b) if b > cache => best_value_located(
+                        &mut lower,
+                        &mirror,
+                        &pos,
+                        moves.as_slice(),
+                        &mut located,
+                    )?,
+                    (true, _) => best_value_prefetched(&mut lower, &mirror, &pos, moves.as_slice())?,
+                    (false, _) => best_value(&mut lower, &mirror, &pos, moves.as_slice())?,
                 };
                 check_position(&slice, i, &pos, exact, derived, &mut stats)?;
             }
@@ -148,6 +157,53 @@ fn best_value_prefetched(
         let v = match quiet[k] {
             u64::MAX => lower.value(&pos.successor(m))?,
             i => mirror.get(i),
+        };
+        match v {
+            Value::Unknown => return Err(unfinished_mirror(&pos.successor(m))),
+            Value::Loss => return Ok(Value::Win),
+            Value::Draw => best = Value::Draw,
+            _ => {}
+        }
+    }
+    Ok(best)
+}
+
+/// [`best_value_prefetched`] once the lower slices are larger than the cache
+/// ([`crate::solve::solved::LARGER_THAN_CACHE`], 8 pieces): the conversions' values are located and asked of
+/// memory in the first pass too (quiet children marked by slice `u32::MAX`). Where the lower
+/// slices fit the cache this costs 7 % more than reading them in order.
+#[inline]
+fn best_value_located(
+    lower: &mut impl SolvedValues,
+    mirror: &SolvedSlice,
+    pos: &Position,
+    moves: &[Move],
+    at: &mut Vec<Located>,
+) -> Result<Value> {
+    at.clear();
+    let mut children = QuietChildren::default();
+    for m in moves {
+        let child = pos.successor(m);
+        at.push(if is_conversion(pos, m) {
+            lower.locate(&child)?
+        } else {
+            let king_move = pos.kings & (1 << m.from) != 0;
+            let index = children.index(mirror.index(), &child, king_move);
+            mirror.prefetch(index);
+            Located::At {
+                slice: u32::MAX,
+                index,
+            }
+        });
+    }
+    let mut best = Value::Loss;
+    for (m, &found) in moves.iter().zip(at.iter()) {
+        let v = match found {
+            Located::At {
+                slice: u32::MAX,
+                index,
+            } => mirror.get(index),
+            _ => lower.read(found)?,
         };
         match v {
             Value::Unknown => return Err(unfinished_mirror(&pos.successor(m))),
