@@ -35,8 +35,11 @@ struct Work {
     moves: MoveList,
     stats: PhaseStats,
     durable: bool,
-    /// `cap` batches its captures once a lower slice it read is larger than the cache.
+    /// `cap` batches its captures once a lower slice it read is larger than the cache, and
+    /// `lookup` its conversions.
     batch_captures: bool,
+    batch_lookups: bool,
+    lookups: Vec<(u64, Position, QuietConversions, Located)>,
     /// `cap`'s capture positions waiting for [`Work::flush_captures`], each one's first
     /// capture located (`ends[k]`: where position `k`'s other captures end in `batch_moves`).
     captures: Vec<(u64, Position)>,
@@ -106,6 +109,8 @@ impl Work {
             stats: PhaseStats::default(),
             durable: opts.durable,
             batch_captures: false,
+            batch_lookups: false,
+            lookups: Vec::with_capacity(CAPTURE_BATCH),
             captures: Vec::with_capacity(CAPTURE_BATCH),
             located: Vec::with_capacity(CAPTURE_BATCH),
             batch_moves: Vec::new(),
@@ -152,7 +157,6 @@ impl Work {
         if !self.batch_captures {
             // Lower slices that fit the cache are read as fast one capture at a time.
             let best = best_move_value(solved, pos, &mut self.moves)?;
-            self.batch_captures = solved.largest_bytes() > larger_than_cache();
             return self.resolve(index, best);
         }
         self.captures.push((index, *pos));
@@ -166,6 +170,11 @@ impl Work {
     /// lower slice (its byte asked of memory), then each position's best in move order,
     /// stopping at a won capture as one at a time does (most positions have one capture).
     fn flush_captures(&mut self) -> Result<()> {
+        if !self.batch_captures {
+            // Decided at each page: batches once a lower slice read is beyond the cache.
+            self.batch_captures = self.reads_beyond_cache();
+            return Ok(());
+        }
         let solved = self.solved.as_mut().expect("cap reads finished slices");
         self.located.clear();
         self.ends.clear();
@@ -207,12 +216,63 @@ impl Work {
         // `cap` has resolved every position with a capture; the conversions left are steps of
         // the leading men, found from the bitboards without generating every move.
         let c = QuietConversions::of(pos);
+        if self.batch_lookups && !c.as_slice().is_empty() {
+            return self.lookup_batched(index, pos, c);
+        }
         let solved = self.solved.as_mut().expect("lookup reads finished slices");
         let best = best_of(solved, pos, c.as_slice())?;
-        // A loss is known only when every move converts (or there is none).
-        if best != Value::Loss || !c.others {
-            self.resolve(index, best)?;
+        self.lookup_result(index, best, c.others)
+    }
+
+    /// [`Work::lookup`] in `cap`'s way of batches: the first conversion located now, read at
+    /// the flush.
+    #[inline(never)]
+    fn lookup_batched(&mut self, index: u64, pos: &Position, c: QuietConversions) -> Result<()> {
+        let solved = self.solved.as_mut().expect("lookup reads finished slices");
+        let at = solved.locate(&pos.successor(&c.as_slice()[0]))?;
+        self.lookups.push((index, *pos, c, at));
+        if self.lookups.len() == CAPTURE_BATCH {
+            self.flush_lookups()?;
         }
+        Ok(())
+    }
+
+    /// Whether a lower slice the job has read is larger than the cache.
+    fn reads_beyond_cache(&self) -> bool {
+        (self.solved.as_ref()).is_some_and(|s| s.largest_bytes() > larger_than_cache())
+    }
+
+    /// A loss is known only when every move converts (or there is none).
+    #[inline(always)]
+    fn lookup_result(&mut self, index: u64, best: Value, others: bool) -> Result<()> {
+        match best != Value::Loss || !others {
+            true => self.resolve(index, best),
+            false => Ok(()),
+        }
+    }
+
+    /// Values the batched `lookup` positions (each one's first conversion located already);
+    /// at each page, whether to batch from now on.
+    fn flush_lookups(&mut self) -> Result<()> {
+        if !self.batch_lookups {
+            self.batch_lookups = self.reads_beyond_cache();
+            return Ok(());
+        }
+        let lookups = std::mem::take(&mut self.lookups);
+        for (index, pos, c, at) in &lookups {
+            let solved = self.solved.as_mut().expect("lookup reads finished slices");
+            let best = match solved.read(*at)? {
+                Value::Loss => Value::Win,
+                first => match best_of(solved, pos, &c.as_slice()[1..])? {
+                    Value::Win => Value::Win,
+                    _ if first == Value::Draw => Value::Draw,
+                    rest => rest,
+                },
+            };
+            self.lookup_result(*index, best, c.others)?;
+        }
+        self.lookups = lookups;
+        self.lookups.clear();
         Ok(())
     }
 
@@ -445,8 +505,12 @@ fn scan_range(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Resul
     while i < last {
         let page = i / PAGE_POSITIONS;
         let page_first = page * PAGE_POSITIONS;
-        if i == page_first && i > start && page_boundary(site, w, clock, i)? {
-            return Ok(Some(i));
+        if i == page_first && i > start {
+            // Every value of the pages before is set before a checkpoint may follow.
+            w.flush_lookups()?;
+            if page_boundary(site, w, clock, i)? {
+                return Ok(Some(i));
+            }
         }
         let end = (page_first + PAGE_POSITIONS).min(last);
         if wanted == Wanted::Any {
@@ -476,6 +540,7 @@ fn scan_range(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Resul
         }
         i += 1;
     }
+    w.flush_lookups()?;
     Ok(None)
 }
 
