@@ -39,6 +39,9 @@ struct Work {
     /// `lookup` its conversions.
     batch_captures: bool,
     batch_lookups: bool,
+    /// `noio` asks memory for all quiet children of a position before reading any, once the
+    /// mirror is larger than the cache.
+    prefetch_children: bool,
     lookups: Vec<(u64, Position, QuietConversions, Located)>,
     /// `cap`'s capture positions waiting for [`Work::flush_captures`], each one's first
     /// capture located (`ends[k]`: where position `k`'s other captures end in `batch_moves`).
@@ -68,6 +71,8 @@ impl Work {
             PageCache::open_write(&path, &s, own_ix.count(), opts.buffers, job.first..job.last)?;
         own.reserve_writable(&format!("job {job}"))?;
         let mirror_ix = SliceIndex::new(m);
+        // 4 positions a byte.
+        let prefetch_children = mirror_ix.count() / 4 > larger_than_cache() as u64;
         let needs_mirror = matches!(job.phase, Phase::WinMove | Phase::NoIo | Phase::Que);
         let mirror = if needs_mirror && !s.is_own_mirror() {
             let mp = site.work_file(&m);
@@ -110,6 +115,7 @@ impl Work {
             durable: opts.durable,
             batch_captures: false,
             batch_lookups: false,
+            prefetch_children,
             lookups: Vec::with_capacity(CAPTURE_BATCH),
             captures: Vec::with_capacity(CAPTURE_BATCH),
             located: Vec::with_capacity(CAPTURE_BATCH),
@@ -286,6 +292,9 @@ impl Work {
         generate_moves(pos, &mut self.moves);
         // Unknown: a loss unless some move's value is open; Draw: only a win can improve it.
         let mut all_win = before == Value::Unknown;
+        if self.prefetch_children {
+            return self.noio_value_prefetched(pos, all_win);
+        }
         let mut children = QuietChildren::default();
         for i in 0..self.moves.len() {
             let m = self.moves.as_slice()[i];
@@ -295,6 +304,41 @@ impl Work {
             let child = pos.successor(&m);
             let king_move = pos.kings & (1 << m.from) != 0;
             let index = children.index(&self.mirror_ix, &child, king_move);
+            match self.mirror_value(index)? {
+                Value::Loss => return Ok(Some(Value::Win)),
+                Value::Win => {}
+                _ => all_win = false,
+            }
+        }
+        Ok(all_win.then_some(Value::Loss))
+    }
+
+    /// [`Work::noio_value`] with every quiet child's index found, and its value asked of
+    /// memory, before any is read: the round trips into a mirror larger than the cache
+    /// overlap (8 pieces), at the price of ranking the children after a lost one.
+    #[inline(never)]
+    fn noio_value_prefetched(
+        &mut self,
+        pos: &Position,
+        mut all_win: bool,
+    ) -> Result<Option<Value>> {
+        let mut quiet = [u64::MAX; crate::board::MAX_MOVES];
+        let mut children = QuietChildren::default();
+        for (k, m) in self.moves.as_slice().iter().enumerate() {
+            if !is_conversion(pos, m) {
+                let king_move = pos.kings & (1 << m.from) != 0;
+                let index = children.index(&self.mirror_ix, &pos.successor(m), king_move);
+                match &self.mirror {
+                    Some(mirror) => mirror.prefetch(index),
+                    None => self.own.prefetch(index),
+                }
+                quiet[k] = index;
+            }
+        }
+        for &index in &quiet[..self.moves.len()] {
+            if index == u64::MAX {
+                continue;
+            }
             match self.mirror_value(index)? {
                 Value::Loss => return Ok(Some(Value::Win)),
                 Value::Win => {}
