@@ -61,8 +61,9 @@ pub struct RunOptions {
     /// The compressed database `ver` reads, shared by the jobs of a process; `None`: the
     /// job opens its own.
     pub database: Option<std::sync::Arc<crate::db::Database>>,
-    /// `cap` and `lookup` read the finished lower slices through [`RunOptions::database`]
-    /// (the verified compressed files) instead of `solved/` work files.
+    /// `cap` and `lookup` read the finished lower slices from the compressed database (the
+    /// `database` above, or the job's own: the verified compressed files) instead of
+    /// `solved/` work files.
     pub lower_from_database: bool,
 }
 
