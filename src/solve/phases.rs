@@ -9,7 +9,8 @@ use super::checkpoint::{self, Checkpoint};
 use super::posqueue::{self, QueueWriter};
 use super::running::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use super::solved::{
-    Located, LowerSlices, SolvedValues, best_move_value, best_of, larger_than_cache,
+    Located, LowerSlices, SolvedValues, best_move_value, best_of, best_of_located,
+    larger_than_cache,
 };
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted, ensure_work_file};
 use super::{Job, Phase, Result, Site, Value};
@@ -35,10 +36,9 @@ struct Work {
     moves: MoveList,
     stats: PhaseStats,
     durable: bool,
-    /// `cap` batches its captures once a lower slice it read is larger than the cache, and
-    /// `lookup` its conversions.
-    batch_captures: bool,
-    batch_lookups: bool,
+    /// `cap` batches its captures, and `lookup` its conversions, once a lower slice the job
+    /// read is larger than the cache (decided at page starts).
+    batch_lower: bool,
     /// `noio` asks memory for all quiet children of a position before reading any, once the
     /// mirror is larger than the cache.
     prefetch_children: bool,
@@ -113,8 +113,7 @@ impl Work {
             moves: MoveList::new(),
             stats: PhaseStats::default(),
             durable: opts.durable,
-            batch_captures: false,
-            batch_lookups: false,
+            batch_lower: false,
             prefetch_children,
             lookups: Vec::with_capacity(CAPTURE_BATCH),
             captures: Vec::with_capacity(CAPTURE_BATCH),
@@ -160,7 +159,7 @@ impl Work {
         }
         self.stats.looked += 1;
         let solved = self.solved.as_mut().expect("cap reads finished slices");
-        if !self.batch_captures {
+        if !self.batch_lower {
             // Lower slices that fit the cache are read as fast one capture at a time.
             let best = best_move_value(solved, pos, &mut self.moves)?;
             return self.resolve(index, best);
@@ -176,9 +175,9 @@ impl Work {
     /// lower slice (its byte asked of memory), then each position's best in move order,
     /// stopping at a won capture as one at a time does (most positions have one capture).
     fn flush_captures(&mut self) -> Result<()> {
-        if !self.batch_captures {
+        if !self.batch_lower {
             // Decided at each page: batches once a lower slice read is beyond the cache.
-            self.batch_captures = self.reads_beyond_cache();
+            self.batch_lower = self.reads_beyond_cache();
             return Ok(());
         }
         let solved = self.solved.as_mut().expect("cap reads finished slices");
@@ -196,14 +195,8 @@ impl Work {
         let mut from = 0;
         for (k, &(index, pos)) in captures.iter().enumerate() {
             let solved = self.solved.as_mut().expect("cap reads finished slices");
-            let best = match solved.read(self.located[k])? {
-                Value::Loss => Value::Win,
-                first => match best_of(solved, &pos, &self.batch_moves[from..self.ends[k]])? {
-                    Value::Win => Value::Win,
-                    _ if first == Value::Draw => Value::Draw,
-                    rest => rest,
-                },
-            };
+            let rest = &self.batch_moves[from..self.ends[k]];
+            let best = best_of_located(solved, &pos, self.located[k], rest)?;
             from = self.ends[k];
             self.resolve(index, best)?;
         }
@@ -222,7 +215,7 @@ impl Work {
         // `cap` has resolved every position with a capture; the conversions left are steps of
         // the leading men, found from the bitboards without generating every move.
         let c = QuietConversions::of(pos);
-        if self.batch_lookups && !c.as_slice().is_empty() {
+        if self.batch_lower && !c.as_slice().is_empty() {
             return self.lookup_batched(index, pos, c);
         }
         let solved = self.solved.as_mut().expect("lookup reads finished slices");
@@ -260,21 +253,14 @@ impl Work {
     /// Values the batched `lookup` positions (each one's first conversion located already);
     /// at each page, whether to batch from now on.
     fn flush_lookups(&mut self) -> Result<()> {
-        if !self.batch_lookups {
-            self.batch_lookups = self.reads_beyond_cache();
+        if !self.batch_lower {
+            self.batch_lower = self.reads_beyond_cache();
             return Ok(());
         }
         let lookups = std::mem::take(&mut self.lookups);
         for (index, pos, c, at) in &lookups {
             let solved = self.solved.as_mut().expect("lookup reads finished slices");
-            let best = match solved.read(*at)? {
-                Value::Loss => Value::Win,
-                first => match best_of(solved, pos, &c.as_slice()[1..])? {
-                    Value::Win => Value::Win,
-                    _ if first == Value::Draw => Value::Draw,
-                    rest => rest,
-                },
-            };
+            let best = best_of_located(solved, pos, *at, &c.as_slice()[1..])?;
             self.lookup_result(*index, best, c.others)?;
         }
         self.lookups = lookups;

@@ -99,8 +99,7 @@ impl Site {
     /// Whether the slice's values are computed: its `solved/` file, or the tombstone
     /// [`released_file`] left when `--release-solved` removed that file.
     pub fn is_solved(&self, s: &Slice) -> bool {
-        let path = self.solved_file(s);
-        path.exists() || released_file(&path).exists()
+        finished(&self.solved_file(s))
     }
 
     /// Whether the slice's `solved/` file was removed by `--release-solved` (its values are
@@ -141,4 +140,9 @@ pub fn released_file(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".released");
     PathBuf::from(name)
+}
+
+/// Whether a finished slice's `solved/` file is there, or was there and was released.
+pub fn finished(path: &Path) -> bool {
+    path.exists() || released_file(path).exists()
 }

@@ -91,6 +91,25 @@ pub fn best_move_value(
     best_of(solved, pos, moves.as_slice())
 }
 
+/// [`best_of`] for a position whose first move's result `first` was located already
+/// ([`SolvedValues::locate`]) and whose other moves are `rest`.
+#[inline]
+pub fn best_of_located(
+    solved: &mut impl SolvedValues,
+    pos: &Position,
+    first: Located,
+    rest: &[Move],
+) -> Result<Value> {
+    Ok(match solved.read(first)? {
+        Value::Loss => Value::Win,
+        first => match best_of(solved, pos, rest)? {
+            Value::Win => Value::Win,
+            _ if first == Value::Draw => Value::Draw,
+            rest => rest,
+        },
+    })
+}
+
 /// The best value among `moves` of `pos`, with their results looked up in `solved`,
 /// stopping at the first win. Without moves it is a loss.
 #[inline]

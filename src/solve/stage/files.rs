@@ -154,8 +154,7 @@ pub fn values_verified(site: &Site, s: &Slice) -> bool {
 
 /// Whether slice `s` has moves to conversion in `solved/`, which its database then holds.
 fn has_distances(site: &Site, s: &Slice) -> bool {
-    let path = site.mtc_solved_file(s);
-    path.exists() || crate::solve::site::released_file(&path).exists()
+    crate::solve::site::finished(&site.mtc_solved_file(s))
 }
 
 /// `--release-solved`: removes the verified pair's `solved/` files (values, and distances
