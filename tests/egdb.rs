@@ -527,26 +527,27 @@ fn python_module_pytest_suite() {
     );
 }
 
-/// The README's first fenced block in `language`.
-fn readme_block(language: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+/// docs/PROBING.md's first fenced block in `language`.
+fn probing_block(language: &str) -> String {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/PROBING.md"))
+            .unwrap();
     let open = format!("```{language}\n");
-    let start = readme
+    let start = doc
         .find(&open)
-        .unwrap_or_else(|| panic!("README.md has no {language} block"))
+        .unwrap_or_else(|| panic!("docs/PROBING.md has no {language} block"))
         + open.len();
-    let len = readme[start..].find("```").unwrap();
-    readme[start..start + len].to_string()
+    let len = doc[start..].find("```").unwrap();
+    doc[start..start + len].to_string()
 }
 
-/// The README's C example compiles as written (with the flags its first line gives) and
+/// docs/PROBING.md's C example compiles as written (with the flags its first line gives) and
 /// prints the value of its position; its Python example runs.
 #[test]
-fn readme_examples_run() {
+fn probing_examples_run() {
     require(&[Part::Gcc, Part::PythonModule]);
     let dir = fixture::scratch("egdb", "readme");
-    let c = readme_block("c");
+    let c = probing_block("c");
     std::fs::write(dir.join("probe.c"), &c).unwrap();
     let libs = lib_dir();
     let o = Command::new("cc")
@@ -561,12 +562,12 @@ fn readme_examples_run() {
         .unwrap();
     assert!(
         o.status.success(),
-        "README's C example: {}",
+        "docs/PROBING.md's C example: {}",
         text(&o.stderr)
     );
     assert_eq!(ok(&dir.join("probe"), &[db5().to_str().unwrap()]), "win\n");
 
-    std::fs::write(dir.join("example.py"), readme_block("python")).unwrap();
+    std::fs::write(dir.join("example.py"), probing_block("python")).unwrap();
     let o = Command::new("python3")
         .arg(dir.join("example.py"))
         .arg(db5())
@@ -575,7 +576,7 @@ fn readme_examples_run() {
     let out = text(&o.stdout);
     assert!(
         o.status.success(),
-        "README's Python example: {}",
+        "docs/PROBING.md's Python example: {}",
         text(&o.stderr)
     );
     let lines: Vec<&str> = out.lines().collect();
