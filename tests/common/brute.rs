@@ -42,6 +42,10 @@ pub enum BruteValue {
     Draw,
 }
 
+/// A slot of the table: more than `u32` holds once 8-piece materials are solved (the
+/// kings-only closure of 8 pieces has 4.6 G slots, used or not).
+pub(crate) type Slot = u64;
+
 /// Table bytes. A slot still `UNKNOWN` once its piece count is finished is a draw.
 const UNKNOWN: u8 = 0;
 const WIN: u8 = 1;
@@ -52,7 +56,7 @@ const LOSS: u8 = 2;
 const MAX_ALL: u32 = 5;
 
 /// Pieces of a material a subset of materials may hold (`solve_materials`).
-const MAX_PIECES: u32 = 7;
+const MAX_PIECES: u32 = 8;
 
 /// Piece groups in index order, most significant first: black kings, black men, white kings,
 /// white men. A group's squares are `first..first + count`: men never stand on their
@@ -327,9 +331,9 @@ struct Material {
     /// Ranks per group: C(squares, count).
     radix: [u32; GROUPS],
     /// First slot in the table.
-    offset: u32,
+    offset: Slot,
     /// Slots (including unused ones with overlapping groups).
-    len: u32,
+    len: Slot,
     /// First block in `BruteDb::stamps`. A block is the slots sharing Black's groups: as
     /// many as the ranks of White's two groups.
     first_block: u32,
@@ -407,19 +411,18 @@ impl BruteDb {
         for counts in all {
             let radix: [u32; GROUPS] =
                 std::array::from_fn(|g| ranks.binom[GROUP_SQUARES[g] as usize][counts[g] as usize]);
-            let len = radix.iter().map(|&r| r as u64).product::<u64>();
+            let len = radix.iter().map(|&r| r as Slot).product::<Slot>();
             by_key[key(counts)] = materials.len();
             materials.push(Material {
                 counts,
                 radix,
-                offset: offset as u32,
-                len: len as u32,
+                offset,
+                len,
                 first_block: blocks as u32,
             });
             offset += len;
             blocks += (radix[0] * radix[1]) as u64;
         }
-        assert!(offset < u32::MAX as u64, "slot ids must fit in u32");
         let db = BruteDb {
             max_pieces,
             rules: Rules::new(),
@@ -441,7 +444,7 @@ impl BruteDb {
     }
 
     /// The slot of `pos` (Black to move). Panics if the position's material is not solved.
-    pub(crate) fn slot_of(&self, pos: &Position) -> u32 {
+    pub(crate) fn slot_of(&self, pos: &Position) -> Slot {
         assert!(
             pos.black & pos.white == 0
                 && pos.kings & !(pos.black | pos.white) == 0
@@ -455,24 +458,24 @@ impl BruteDb {
             "material {:?} (black kings, men, white kings, men) not solved: {pos:?}",
             groups(pos).map(u32::count_ones)
         );
-        self.slot(m, pos) as u32
+        self.slot(m, pos) as Slot
     }
 
     // Accessors for tests/common/brute_mtc.rs, which walks the same table.
 
     /// Slots in the table, used or not.
-    pub(crate) fn slots(&self) -> u32 {
-        self.values.len() as u32
+    pub(crate) fn slots(&self) -> Slot {
+        self.values.len() as Slot
     }
 
     /// The value in `slot` (a draw for an unused slot).
-    pub(crate) fn value_at(&self, slot: u32) -> BruteValue {
+    pub(crate) fn value_at(&self, slot: Slot) -> BruteValue {
         value_of(self.values[slot as usize].load(Relaxed))
     }
 
     /// Per material: its first slot, its number of slots and the length of its blocks (runs
     /// of slots sharing Black's pieces).
-    pub(crate) fn layout(&self) -> Vec<(u32, u32, u32)> {
+    pub(crate) fn layout(&self) -> Vec<(Slot, Slot, u32)> {
         let layout = self
             .materials
             .iter()
@@ -481,7 +484,7 @@ impl BruteDb {
     }
 
     /// The position in `slot`, or None for an unused slot.
-    pub(crate) fn position_at(&self, slot: u32) -> Option<Position> {
+    pub(crate) fn position_at(&self, slot: Slot) -> Option<Position> {
         self.position(self.material_at(slot), slot)
     }
 
@@ -522,23 +525,24 @@ impl BruteDb {
     #[inline]
     fn slot(&self, m: usize, pos: &Position) -> usize {
         let material = &self.materials[m];
-        let mut local = 0;
+        let mut local: Slot = 0;
         for (g, set) in groups(pos).into_iter().enumerate() {
-            local = local * material.radix[g] + self.ranks.rank(set >> GROUP_FIRST[g]);
+            local =
+                local * material.radix[g] as Slot + self.ranks.rank(set >> GROUP_FIRST[g]) as Slot;
         }
         (material.offset + local) as usize
     }
 
     /// The position in `slot` of material `m`, or None for an unused slot.
     #[inline]
-    fn position(&self, m: usize, slot: u32) -> Option<Position> {
+    fn position(&self, m: usize, slot: Slot) -> Option<Position> {
         let material = &self.materials[m];
         let mut rest = slot - material.offset;
         let mut sets = [0u32; GROUPS];
         for g in (0..GROUPS).rev() {
             let kind = (GROUP_SQUARES[g] == 28) as usize;
-            let r = rest % material.radix[g];
-            rest /= material.radix[g];
+            let r = rest % material.radix[g] as Slot;
+            rest /= material.radix[g] as Slot;
             sets[g] =
                 self.ranks.sets[kind][material.counts[g] as usize][r as usize] << GROUP_FIRST[g];
         }
@@ -558,7 +562,7 @@ impl BruteDb {
         let [plain, promoted] = self.successor_blocks(m, pos);
         let black_kings = self.materials[m].counts[0];
         // Successor slots first, values after: the table reads can then overlap.
-        let mut slots = [0u32; MAX_MOVES];
+        let mut slots: [Slot; MAX_MOVES] = [0; MAX_MOVES];
         let mut n = 0;
         let took_last = self.rules.for_each_move(pos, &mut |after| {
             slots[n] = if after.white == pos.white {
@@ -574,13 +578,14 @@ impl BruteDb {
                 let men = self
                     .ranks
                     .rank((after.black & !after.kings).reverse_bits() >> 4);
-                material.offset + black * material.block_len() + kings * material.radix[3] + men
+                material.offset
+                    + (black * material.block_len() + kings * material.radix[3] + men) as Slot
             } else {
                 let next = after.reversed();
                 if next.black == 0 {
                     return true; // The opponent has no piece left.
                 }
-                self.slot(self.material_of(&next), &next) as u32
+                self.slot(self.material_of(&next), &next) as Slot
             };
             n += 1;
             false
@@ -635,7 +640,7 @@ impl BruteDb {
     }
 
     /// Index in `materials` of the material holding `slot`.
-    fn material_at(&self, slot: u32) -> usize {
+    fn material_at(&self, slot: Slot) -> usize {
         self.materials.partition_point(|m| m.offset + m.len <= slot)
     }
 
@@ -659,7 +664,7 @@ impl BruteDb {
         for pass in 1.. {
             let chunks = open.chunks_mut(CHUNK_WORDS).enumerate().collect();
             let resolved = parallel_sum(chunks, |(c, words): (usize, &mut [u64])| {
-                let first = start + (c * CHUNK_WORDS * 64) as u32;
+                let first = start + (c * CHUNK_WORDS * 64) as Slot;
                 self.visit_chunk(first, end, words, pass)
             });
             if resolved == 0 {
@@ -678,7 +683,7 @@ impl BruteDb {
     /// position skipped in pass `p` was evaluated in the pass after its blocks last changed;
     /// when a pass resolves nothing, nothing changed during it and every position evaluated
     /// in it saw the final table.
-    fn visit_chunk(&self, first: u32, end: u32, words: &mut [u64], pass: u32) -> usize {
+    fn visit_chunk(&self, first: Slot, end: Slot, words: &mut [u64], pass: u32) -> usize {
         let mut m = self.material_at(first);
         // The White of the last position visited, and whether its successors' blocks changed.
         let mut run = (usize::MAX, u32::MAX, true);
@@ -688,7 +693,7 @@ impl BruteDb {
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
-                let at = first + 64 * w as u32 + bit;
+                let at = first + 64 * w as Slot + bit as Slot;
                 if at >= end {
                     *word &= !(1 << bit);
                     continue;
@@ -697,12 +702,13 @@ impl BruteDb {
                     m += 1;
                 }
                 let material = &self.materials[m];
-                let blocks = material.len / material.block_len();
+                let blocks = material.len / material.block_len() as Slot;
                 let (white, black) = (
-                    (at - material.offset) / blocks,
-                    (at - material.offset) % blocks,
+                    ((at - material.offset) / blocks) as u32,
+                    ((at - material.offset) % blocks) as u32,
                 );
-                let slot = material.offset + black * material.block_len() + white;
+                let slot =
+                    material.offset + black as Slot * material.block_len() as Slot + white as Slot;
                 let Some(pos) = self.position(m, slot) else {
                     *word &= !(1 << bit);
                     continue;

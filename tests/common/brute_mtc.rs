@@ -32,7 +32,7 @@
 //! (White having just moved). That finds every such position, and some that cannot play the
 //! step (having a capture to make): marking too many only costs time.
 
-use super::brute::{BruteDb, BruteValue, parallel_sum};
+use super::brute::{BruteDb, BruteValue, Slot, parallel_sum};
 use super::reference::{cell_of, on_board, square_of};
 use nowdb::Position;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
@@ -76,7 +76,7 @@ impl BruteMtc {
         parallel_sum(chunks, |(c, words): (usize, &mut [u64])| {
             for (w, word) in words.iter_mut().enumerate() {
                 for bit in 0..64 {
-                    let at = ((c * CHUNK_WORDS + w) * 64 + bit) as u32;
+                    let at = ((c * CHUNK_WORDS + w) * 64 + bit) as Slot;
                     if at < slots && db.value_at(layers.order.slot(at)) != BruteValue::Draw {
                         *word |= 1 << bit;
                     }
@@ -144,24 +144,24 @@ impl BruteMtc {
 /// `offset + white * blocks + black` stands for slot `offset + black * block_len + white`.
 struct Order {
     /// `BruteDb::layout`: per material, first slot, slots and block length.
-    layout: Vec<(u32, u32, u32)>,
+    layout: Vec<(Slot, Slot, u32)>,
 }
 
 impl Order {
     /// The first slot, the blocks and the block length of the material holding `at` (a bit
     /// or a slot: a material's bits are its slots, in another order).
     #[inline]
-    fn material(&self, at: u32) -> (u32, u32, u32) {
+    fn material(&self, at: Slot) -> (Slot, Slot, Slot) {
         let m = self
             .layout
             .partition_point(|&(offset, len, _)| offset + len <= at);
         let (offset, len, block_len) = self.layout[m];
-        (offset, len / block_len, block_len)
+        (offset, len / block_len as Slot, block_len as Slot)
     }
 
     /// The slot of bit `bit`.
     #[inline]
-    fn slot(&self, bit: u32) -> u32 {
+    fn slot(&self, bit: Slot) -> Slot {
         let (offset, blocks, block_len) = self.material(bit);
         let (white, black) = ((bit - offset) / blocks, (bit - offset) % blocks);
         offset + black * block_len + white
@@ -169,7 +169,7 @@ impl Order {
 
     /// The bit of slot `slot`.
     #[inline]
-    fn bit(&self, slot: u32) -> u32 {
+    fn bit(&self, slot: Slot) -> Slot {
         let (offset, blocks, block_len) = self.material(slot);
         let (black, white) = ((slot - offset) / block_len, (slot - offset) % block_len);
         offset + white * blocks + black
@@ -200,7 +200,7 @@ impl Layers<'_> {
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
-                let slot = self.order.slot(((first + w) * 64) as u32 + bit);
+                let slot = self.order.slot(((first + w) * 64) as Slot + bit as Slot);
                 let value = self.db.value_at(slot);
                 if value == BruteValue::Win && d == 0 {
                     continue; // A win has a move: its MTC is at least 1.
@@ -255,7 +255,7 @@ impl Layers<'_> {
 
     /// Whether `slot` has an MTC below `d` (given in an earlier layer).
     #[inline]
-    fn below(&self, slot: u32, d: u32) -> bool {
+    fn below(&self, slot: Slot, d: u32) -> bool {
         let byte = self.table[slot as usize].load(Relaxed) as u32;
         byte != 0 && byte <= d
     }
