@@ -175,10 +175,15 @@ fn plan_command(
     let small = Queue::named(site, "m")?;
     let usage = "addq QUEUE plan [MIN..]MAX [--only SLICE|NODE|SPLIT...] [--mtc] [--release-solved] [--no-space-check]: e.g. 2..6, 2..5 --only 2300, 2..7 --only 2221, 2..8 --only 4v4";
     let (range, only, only_words) = match words.as_slice() {
-        [_, r] => (r.as_str(), Vec::new(), &[][..]),
+        [_, r] => (r.as_str(), Vec::new(), Vec::new()),
         [_, r, flag, rest @ ..] if flag == "--only" && !rest.is_empty() => {
+            // `--only 4400 5300` and `--only 4400 --only 5300` say the same.
+            let rest: Vec<String> = rest.iter().filter(|w| *w != flag).cloned().collect();
+            if rest.is_empty() {
+                return Err(usage.to_string().into());
+            }
             let mut only = Vec::new();
-            for w in rest {
+            for w in &rest {
                 match w.parse::<crate::slice::Selection>() {
                     Ok(s) => only.extend(s.0),
                     Err(e) => return Err(format!("addq plan --only {w}: {e}").into()),
@@ -276,7 +281,7 @@ fn plan_command(
     if let Some(m) = marker {
         m.keep();
     }
-    super::plans::record(&site_dirs, min, max, only_words)?;
+    super::plans::record(&site_dirs, min, max, &only_words)?;
     if release && !site_dirs.releases_solved() {
         let path = site_dirs.release_marker();
         let text = "each pair's solved/ files are removed once its database is verified; \

@@ -131,6 +131,9 @@ struct Daemon<'a> {
     verdict: OnceLock<String>,
     /// Records whose settling failed (disk full, file server away), tried again every loop.
     unsettled: Mutex<Vec<(PathBuf, RunningRecord, Ending)>>,
+    /// Held while a runner settles stale records: the others would find, report and try to
+    /// settle the same ones.
+    reaping: Mutex<()>,
     /// Runners with a job now: the daemon waits (`waiting/`) only when none has one.
     busy: std::sync::atomic::AtomicUsize,
     /// When this daemon began to wait with nothing runnable, while it does.
@@ -578,6 +581,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         waiting_since: Mutex::new(None),
         leaving: std::sync::atomic::AtomicBool::new(false),
         unsettled: Mutex::default(),
+        reaping: Mutex::default(),
     };
     let t0 = Instant::now();
     let names: Vec<&str> = opts.queues.iter().map(|q| q.name).collect();

@@ -132,6 +132,7 @@ impl Daemon<'_> {
 
     /// Settles this host's stale running records: their jobs used an attempt.
     pub(super) fn reap_stale(&self, runner: usize) -> Result<()> {
+        let _one_runner = self.reaping.lock().expect("reaping");
         for (path, rec) in record::read_host(self.site, &self.opts.host)? {
             if !rec.is_stale(&self.here) {
                 continue;
