@@ -571,7 +571,7 @@ fn kings_only_2_to_8_equal_the_brute_force_solver() {
 /// position is 1 against 7 (`7100.--`, `6110.-0`, `0170.--`, .. and their mirrors): a man's
 /// moves, crowning, captures of it and by it, beside the kings' play.
 #[test]
-#[ignore = "about 60 minutes on 2 cores; run with --ignored one_against_seven --nocapture"]
+#[ignore = "about 20 minutes on 2 cores; run with --ignored one_against_seven --nocapture"]
 fn one_against_seven_with_a_man_equal_the_brute_force_solver() {
     let split = Split {
         name: "one-against-seven",
