@@ -554,7 +554,7 @@ fn one_man_two_against_many_equal_the_brute_force_solver() {
 /// table has 4.6 G one-byte slots. Give a site that holds the closure (say, one built by
 /// that script) with `NOWDB_VS_BRUTE_SITE` to skip building it here.
 #[test]
-#[ignore = "about 90 minutes on 2 cores and 6 GB; run with --ignored kings_only_2_to_8 --nocapture"]
+#[ignore = "about 35 minutes on 2 cores and 6 GB with NOWDB_VS_BRUTE_SITE; run with --ignored kings_only_2_to_8 --nocapture"]
 fn kings_only_2_to_8_equal_the_brute_force_solver() {
     let split = Split {
         name: "kings-only-8",
