@@ -371,23 +371,20 @@ fn one_man_two_against_many(g: Groups) -> bool {
     bm + wm <= 1 && (bk + bm).min(wk + wm) <= 2
 }
 
-/// One split to compare: its name, its largest piece count and its materials.
-struct Split {
-    name: &'static str,
-    most: u32,
-    keep: fn(Groups) -> bool,
-}
-
-/// Compares every position of the slices of a split of 2..`most` pieces (a set of materials
-/// closed under captures, crowning and the exchange of sides) with the brute force
-/// restricted to the same materials. The pipeline's side is built here, `--only` the split's
+/// Compares every position of the slices of a split of 2..`most` pieces (the materials
+/// `keep` accepts, a set closed under captures, crowning and the exchange of sides; `name`
+/// in messages) with the brute force restricted to the same materials. The pipeline's side is built here, `--only` the split's
 /// slices of `most` pieces, side by side with the brute force on one core each; or, with
 /// `NOWDB_VS_BRUTE_SITE` set, it is the `solved/` of that site, which must hold every slice
 /// of the split (say, a whole 2..7 build). With `distances`, the moves to conversion too
 /// (built with `--mtc`, or the given site's `solved/*.mtc`). Returns the number of positions
 /// compared.
-fn compare_split_with_brute(split: Split, distances: bool) -> u64 {
-    let Split { name, most, keep } = split;
+fn compare_split_with_brute(
+    name: &str,
+    most: u32,
+    keep: fn(Groups) -> bool,
+    distances: bool,
+) -> u64 {
     let start = Instant::now();
     let want = split_slices(most, keep);
     let sevens: Vec<Slice> = want
@@ -523,12 +520,7 @@ fn compare_split_with_brute(split: Split, distances: bool) -> u64 {
 #[test]
 #[ignore = "about 7 minutes on 2 cores; run with --ignored kings_only --nocapture"]
 fn kings_only_2_to_7_equal_the_brute_force_solver() {
-    let split = Split {
-        name: "kings-only",
-        most: 7,
-        keep: kings_only,
-    };
-    let compared = compare_split_with_brute(split, true);
+    let compared = compare_split_with_brute("kings-only", 7, kings_only, true);
     // Kings only, both sides present: 992 + 29,760 + 503,440 + 6,041,280 + 56,183,904 +
     // 424,097,856.
     assert_eq!(compared, 486_857_232);
@@ -539,12 +531,7 @@ fn kings_only_2_to_7_equal_the_brute_force_solver() {
 #[test]
 #[ignore = "about 9 minutes on 2 cores; run with --ignored one_man --nocapture"]
 fn one_man_two_against_many_equal_the_brute_force_solver() {
-    let split = Split {
-        name: "one-man",
-        most: 7,
-        keep: one_man_two_against_many,
-    };
-    let compared = compare_split_with_brute(split, false);
+    let compared = compare_split_with_brute("one-man", 7, one_man_two_against_many, false);
     // 270 slices of 2..7 pieces (2v5, 1v6 and mirrors at 7); every one of them is compared.
     assert_eq!(compared, 1_615_699_912);
 }
@@ -556,12 +543,7 @@ fn one_man_two_against_many_equal_the_brute_force_solver() {
 #[test]
 #[ignore = "about 35 minutes on 2 cores and 6 GB with NOWDB_VS_BRUTE_SITE; run with --ignored kings_only_2_to_8 --nocapture"]
 fn kings_only_2_to_8_equal_the_brute_force_solver() {
-    let split = Split {
-        name: "kings-only-8",
-        most: 8,
-        keep: kings_only,
-    };
-    let compared = compare_split_with_brute(split, false);
+    let compared = compare_split_with_brute("kings-only-8", 8, kings_only, false);
     // 2..7 as above, then 4400 736,281,000, 5300 and 3500 589,024,800 each, 6200 and 2600
     // 294,512,400 each, 7100 and 1700 84,146,400 each.
     assert_eq!(compared, 486_857_232 + 2_671_648_200);
@@ -573,12 +555,8 @@ fn kings_only_2_to_8_equal_the_brute_force_solver() {
 #[test]
 #[ignore = "about 20 minutes on 2 cores; run with --ignored one_against_seven --nocapture"]
 fn one_against_seven_with_a_man_equal_the_brute_force_solver() {
-    let split = Split {
-        name: "one-against-seven",
-        most: 8,
-        keep: one_man_one_against_many,
-    };
-    let compared = compare_split_with_brute(split, false);
+    let compared =
+        compare_split_with_brute("one-against-seven", 8, one_man_one_against_many, false);
     // At 8 pieces 1,346,342,400: twice 1 king against 7 (84,146,400), 1 man against 7 kings
     // (73,628,100) and 1 king against 6 kings and a man (28 x 31 x C(30, 6) = 515,396,700).
     // Below 8, the 145 slices the 8-piece ones lead to, not every slice of the split: a man
