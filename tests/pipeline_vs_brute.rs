@@ -373,8 +373,9 @@ fn one_man_two_against_many(g: Groups) -> bool {
 
 /// Compares every position of the slices of a split of 2..`most` pieces (the materials
 /// `keep` accepts, a set closed under captures, crowning and the exchange of sides; `name`
-/// in messages) with the brute force restricted to the same materials. The pipeline's side is built here, `--only` the split's
-/// slices of `most` pieces, side by side with the brute force on one core each; or, with
+/// in messages) with the brute force restricted to the same materials. The pipeline's side
+/// is built here, `--only` the split's slices of `most` pieces, side by side with the brute
+/// force on one core each; or, with
 /// `NOWDB_VS_BRUTE_SITE` set, it is the `solved/` of that site, which must hold every slice
 /// of the split (say, a whole 2..7 build). With `distances`, the moves to conversion too
 /// (built with `--mtc`, or the given site's `solved/*.mtc`). Returns the number of positions
@@ -387,19 +388,19 @@ fn compare_split_with_brute(
 ) -> u64 {
     let start = Instant::now();
     let want = split_slices(most, keep);
-    let sevens: Vec<Slice> = want
+    let largest: Vec<Slice> = want
         .iter()
         .copied()
         .filter(|s| s.pieces() == most)
         .collect();
-    assert!(!sevens.is_empty(), "{name}: no {most}-piece slice");
+    assert!(!largest.is_empty(), "{name}: no {most}-piece slice");
     let given = std::env::var_os("NOWDB_VS_BRUTE_SITE").map(PathBuf::from);
     let dir = given
         .clone()
         .unwrap_or_else(|| common::fixture::scratch_path("vs-brute", name));
     let site = Site::new(&dir);
     let pipeline = given.is_none().then(|| {
-        let (only, dir) = (sevens.clone(), dir.clone());
+        let (only, dir) = (largest.clone(), dir.clone());
         std::thread::spawn(move || {
             let opts = BuildOptions {
                 pieces: most,
@@ -446,7 +447,7 @@ fn compare_split_with_brute(
             "built outside {name}: {}",
             outside.join(" ")
         );
-        for s in &sevens {
+        for s in &largest {
             assert!(solved.contains(s), "{s} was not built");
         }
         let mut c = solved;

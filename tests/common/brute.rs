@@ -412,6 +412,12 @@ impl BruteDb {
             let radix: [u32; GROUPS] =
                 std::array::from_fn(|g| ranks.binom[GROUP_SQUARES[g] as usize][counts[g] as usize]);
             let len = radix.iter().map(|&r| r as Slot).product::<Slot>();
+            // Slots within a material, and blocks, are reckoned in u32 (`evaluate`,
+            // `visit_chunk`); only the table's slot ids need more.
+            assert!(
+                len <= u32::MAX as Slot,
+                "material {counts:?} has {len} slots, more than u32 holds"
+            );
             by_key[key(counts)] = materials.len();
             materials.push(Material {
                 counts,
@@ -423,6 +429,7 @@ impl BruteDb {
             offset += len;
             blocks += (radix[0] * radix[1]) as u64;
         }
+        assert!(blocks <= u32::MAX as u64, "block ids must fit in u32");
         let db = BruteDb {
             max_pieces,
             rules: Rules::new(),
@@ -458,7 +465,7 @@ impl BruteDb {
             "material {:?} (black kings, men, white kings, men) not solved: {pos:?}",
             groups(pos).map(u32::count_ones)
         );
-        self.slot(m, pos) as Slot
+        self.slot(m, pos)
     }
 
     // Accessors for tests/common/brute_mtc.rs, which walks the same table.
@@ -523,14 +530,14 @@ impl BruteDb {
     }
 
     #[inline]
-    fn slot(&self, m: usize, pos: &Position) -> usize {
+    fn slot(&self, m: usize, pos: &Position) -> Slot {
         let material = &self.materials[m];
         let mut local: Slot = 0;
         for (g, set) in groups(pos).into_iter().enumerate() {
             local =
                 local * material.radix[g] as Slot + self.ranks.rank(set >> GROUP_FIRST[g]) as Slot;
         }
-        (material.offset + local) as usize
+        material.offset + local
     }
 
     /// The position in `slot` of material `m`, or None for an unused slot.
@@ -585,7 +592,7 @@ impl BruteDb {
                 if next.black == 0 {
                     return true; // The opponent has no piece left.
                 }
-                self.slot(self.material_of(&next), &next) as Slot
+                self.slot(self.material_of(&next), &next)
             };
             n += 1;
             false
