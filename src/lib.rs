@@ -12,7 +12,9 @@
 //! - [`runner`]: the runner daemon and its running records; [`hosts`]: `hosts.toml`;
 //!   [`mail`]: alerts for the operators (spooled, then sent with lettre);
 //! - [`monitor`], [`watch`], [`slurm`]: who supplies and watches the runners (wsmonitor and
-//!   dbstart over ssh, wswatch on a workstation, Slurm pilots on a cluster).
+//!   dbstart over ssh, wswatch on a workstation, Slurm pilots on a cluster);
+//! - [`http`]: the one HTTP server (axum on hyper and tokio) under [`explorer`] (`dbserve`:
+//!   the explorer page and the JSON API) and [`status`] (`dbstatus serve`).
 
 pub mod board;
 pub mod budget;
@@ -20,9 +22,11 @@ pub mod cli;
 pub mod clock;
 pub mod db;
 pub mod error;
+pub mod explorer;
 pub mod fault;
 pub mod files;
 pub mod hosts;
+pub mod http;
 pub mod inspect;
 pub mod lock;
 pub mod mail;

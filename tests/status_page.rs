@@ -229,10 +229,15 @@ fn serve(site: &Path) -> (Child, String) {
     (child, addr)
 }
 
-/// A raw HTTP request: status line and body.
+/// A raw HTTP request: status line and body. It asks the server to close the connection
+/// after the answer, so that reading to the end ends (the server keeps connections alive).
 fn get(addr: &str, method: &str, path: &str) -> (String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut all = String::new();
     s.read_to_string(&mut all).unwrap();
     let (head, body) = all.split_once("\r\n\r\n").unwrap();
