@@ -55,7 +55,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            max_connections: 1024,
+            max_connections: 4096,
             header_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             max_headers: 64,
@@ -104,6 +104,10 @@ pub fn serve(
     listener
         .set_nonblocking(true)
         .map_err(|e| failed("listening socket", e))?;
+    let limits = Limits {
+        max_connections: room_for_connections(limits.max_connections, who, log),
+        ..limits
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name(format!("{who}-http"))
@@ -188,6 +192,37 @@ pub fn serve(
         let _ = writeln!(log, "{who}: stopped");
         Ok(())
     })
+}
+
+/// Open files beyond the connections: the listener, the database's files, the logs.
+const OTHER_FILES: u64 = 256;
+
+/// Raises this process' limit of open files (its soft limit, up to the hard one) to hold
+/// `wanted` connections; when the hard limit is lower, the connections it leaves room for,
+/// said in `log`.
+fn room_for_connections(wanted: usize, who: &str, log: &mut dyn Write) -> usize {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return wanted;
+    };
+    let need = wanted as u64 + OTHER_FILES;
+    if soft >= need {
+        return wanted;
+    }
+    let raised = need.min(hard);
+    let soft = match setrlimit(Resource::RLIMIT_NOFILE, raised, hard) {
+        Ok(()) => raised,
+        Err(_) => soft,
+    };
+    if soft >= need {
+        return wanted;
+    }
+    let room = soft.saturating_sub(OTHER_FILES).max(1) as usize;
+    let _ = writeln!(
+        log,
+        "{who}: this process may open {soft} files: taking at most {room} connections, not {wanted}"
+    );
+    room
 }
 
 /// One request: routed, bounded in time, logged and counted.

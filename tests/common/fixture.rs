@@ -11,14 +11,16 @@ pub const ADDQ: &str = env!("CARGO_BIN_EXE_addq");
 pub const JOBRUNNER: &str = env!("CARGO_BIN_EXE_jobrunner");
 pub const DBSTATUS: &str = env!("CARGO_BIN_EXE_dbstatus");
 pub const DBPROBE: &str = env!("CARGO_BIN_EXE_dbprobe");
+pub const DBSERVE: &str = env!("CARGO_BIN_EXE_dbserve");
 pub const DBSTART: &str = env!("CARGO_BIN_EXE_dbstart");
 pub const WSMONITOR: &str = env!("CARGO_BIN_EXE_wsmonitor");
 pub const WSWATCH: &str = env!("CARGO_BIN_EXE_wswatch");
 
 /// Every binary by name.
-pub const BINARIES: [(&str, &str); 7] = [
+pub const BINARIES: [(&str, &str); 8] = [
     ("addq", ADDQ),
     ("dbprobe", DBPROBE),
+    ("dbserve", DBSERVE),
     ("dbstart", DBSTART),
     ("dbstatus", DBSTATUS),
     ("jobrunner", JOBRUNNER),

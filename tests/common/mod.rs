@@ -6,6 +6,7 @@ pub mod brute;
 pub mod brute_mtc;
 pub mod dirs;
 pub mod fixture;
+pub mod http;
 pub mod parts;
 pub mod pool;
 pub mod queue_stress;
