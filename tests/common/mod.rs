@@ -4,6 +4,7 @@
 
 pub mod brute;
 pub mod brute_mtc;
+pub mod cdp;
 pub mod dirs;
 pub mod fixture;
 pub mod http;
