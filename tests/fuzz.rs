@@ -1,6 +1,6 @@
 //! Mutation fuzzing that runs in every test pass: the database decoder fed damaged files,
-//! and the FEN parser fed random text. Neither may panic, and a damaged database may fail
-//! but never answer wrongly.
+//! the FEN parser fed random text, and the explorer's API (`dbserve`) fed random query
+//! strings. None may panic, and a damaged database may fail but never answer wrongly.
 
 mod common;
 
@@ -78,9 +78,37 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Round `round`'s text: random characters of `alphabet` (even rounds), or one of `seeds`
+/// with up to three characters replaced, inserted or removed (odd rounds).
+fn mutant(round: u64, rng: &mut XorShift, alphabet: &[u8], seeds: &[&str]) -> String {
+    let pick = |rng: &mut XorShift| alphabet[rng.below(alphabet.len() as u64) as usize];
+    let mut bytes: Vec<u8> = if round % 2 == 0 {
+        (0..rng.below(24)).map(|_| pick(rng)).collect()
+    } else {
+        seeds[(round / 2 % seeds.len() as u64) as usize]
+            .as_bytes()
+            .to_vec()
+    };
+    if round % 2 == 1 {
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(bytes.len() as u64 + 1) as usize;
+            match rng.below(3) {
+                0 if at < bytes.len() => bytes[at] = pick(rng),
+                1 => bytes.insert(at, pick(rng)),
+                _ if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                _ => {}
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap()
+}
+
+const FEN_ALPHABET: &[u8] = b"BWK:,-.x0123456789 12-32\t";
+
 #[test]
 fn random_text_never_panics_the_fen_parser() {
-    let alphabet = b"BWK:,-.x0123456789 12-32\t";
     let mut rng = XorShift::new(0x2545_F491_4F6C_DD1D);
     let seeds = [
         "B:W18,K12:B3,5",
@@ -90,27 +118,7 @@ fn random_text_never_panics_the_fen_parser() {
     ];
     let mut parsed = 0;
     for round in 0..200_000u64 {
-        let pick = |rng: &mut XorShift| alphabet[rng.below(alphabet.len() as u64) as usize];
-        // Random text, or a valid FEN with a few characters replaced, inserted or removed.
-        let mut bytes: Vec<u8> = if round % 2 == 0 {
-            (0..rng.below(24)).map(|_| pick(&mut rng)).collect()
-        } else {
-            seeds[(round / 2 % 4) as usize].as_bytes().to_vec()
-        };
-        if round % 2 == 1 {
-            for _ in 0..1 + rng.below(3) {
-                let at = rng.below(bytes.len() as u64 + 1) as usize;
-                match rng.below(3) {
-                    0 if at < bytes.len() => bytes[at] = pick(&mut rng),
-                    1 => bytes.insert(at, pick(&mut rng)),
-                    _ if at < bytes.len() => {
-                        bytes.remove(at);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let text = String::from_utf8(bytes).unwrap();
+        let text = mutant(round, &mut rng, FEN_ALPHABET, &seeds);
         if let Ok(setup) = text.parse::<Setup>() {
             parsed += 1;
             let again: Setup = nowdb::notation::format_fen(&setup).parse().unwrap();
@@ -118,4 +126,66 @@ fn random_text_never_panics_the_fen_parser() {
         }
     }
     assert!(parsed > 0);
+}
+
+/// What the explorer's API accepts, fuzzed: query strings decoded as `dbserve` decodes them,
+/// then asked of a 2..4 database with distances. Nothing panics; an answer is the
+/// database's value, and each refusal is the one its input calls for.
+#[test]
+fn random_requests_never_panic_the_explorer_api() {
+    use nowdb::explorer::{Explorer, ExplorerError};
+    use nowdb::http::query_param;
+    let dir = common::fixture::scratch("fuzz", "explorer");
+    common::site::build(&dir, 4, |o| o.mtc = true);
+    let explorer = Explorer::open(&Site::new(&dir), None, 16).unwrap();
+    let mut rng = XorShift::new(0x0DB5_E12E);
+    let seeds = [
+        "fen=B%3AW18%2CK12%3AB3%2C5",
+        "fen=W:W21-32:B1-12",
+        "fen=B:WK1,K2:BK32",
+        "fen=W:W9:B",
+        "fen=B:W18:B14&x=%FF",
+        "fen=W%3AWK30%3ABK1%2CK10",
+    ];
+    let alphabet = b"BWK:,-.x0123456789 %2C3A+&=fenFFE";
+    let (mut answered, mut refused) = (0, 0);
+    for round in 0..60_000u64 {
+        let query = mutant(round, &mut rng, alphabet, &seeds);
+        let Ok(fen) = query_param(Some(&query), "fen") else {
+            refused += 1;
+            continue;
+        };
+        let asked = if round % 3 == 0 {
+            explorer.mainline(&fen).map(|m| m.value)
+        } else {
+            explorer.position(&fen).map(|p| p.value)
+        };
+        match (asked, fen.parse::<Setup>()) {
+            (Ok(value), Ok(setup)) => {
+                answered += 1;
+                assert_eq!(
+                    value,
+                    explorer.db.probe_setup(&setup).unwrap().name(),
+                    "{fen}"
+                );
+            }
+            (Ok(_), Err(e)) => panic!("{fen:?} answered though it does not parse: {e}"),
+            (Err(ExplorerError::BadFen(_)), Err(_)) => refused += 1,
+            (Err(ExplorerError::BadFen(m)), Ok(_)) => assert!(fen.len() > 256, "{fen}: {m}"),
+            (Err(ExplorerError::GameOver(_)), Ok(s)) => {
+                assert!(s.board.black == 0 || s.board.white == 0, "{fen}");
+                refused += 1;
+            }
+            (Err(ExplorerError::NotHeld(_)), Ok(s)) => {
+                assert!((s.board.black | s.board.white).count_ones() > 4, "{fen}");
+                refused += 1;
+            }
+            (Err(e), _) => panic!("{fen:?}: {e}"),
+        }
+        let _ = explorer.batch(&[fen]);
+    }
+    assert!(
+        answered > 1000 && refused > 1000,
+        "answered {answered}, refused {refused}"
+    );
 }
