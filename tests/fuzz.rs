@@ -82,7 +82,7 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
 /// with up to three characters replaced, inserted or removed (odd rounds).
 fn mutant(round: u64, rng: &mut XorShift, alphabet: &[u8], seeds: &[&str]) -> String {
     let pick = |rng: &mut XorShift| alphabet[rng.below(alphabet.len() as u64) as usize];
-    let mut bytes: Vec<u8> = if round % 2 == 0 {
+    let mut bytes: Vec<u8> = if round.is_multiple_of(2) {
         (0..rng.below(24)).map(|_| pick(rng)).collect()
     } else {
         seeds[(round / 2 % seeds.len() as u64) as usize]
