@@ -75,7 +75,7 @@ fn layers_point_down() {
     // Utilities at the bottom import none of the domain.
     let domain = [
         "board", "slice", "notation", "solve", "db", "queue", "runner", "monitor", "watch", "mail",
-        "status", "hosts", "cli", "inspect", "progress",
+        "status", "hosts", "cli", "inspect", "progress", "http", "explorer",
     ];
     for m in [
         "clock", "files", "fault", "rng", "space", "procfs", "lock", "error", "state", "budget",
@@ -111,6 +111,28 @@ fn layers_point_down() {
     );
     never("monitor", &["watch", "status"]);
     never("watch", &["monitor", "status"]);
+    // The HTTP server knows no domain: the explorer and the status page hand it routes.
+    never(
+        "http",
+        &[
+            "board", "slice", "notation", "solve", "db", "queue", "runner", "monitor", "watch",
+            "mail", "status", "hosts", "inspect", "explorer",
+        ],
+    );
+    // The explorer reads a finished database (and the plans that say what is finished),
+    // nothing of the runners, their suppliers or the status reports; no one imports it.
+    never(
+        "explorer",
+        &[
+            "runner", "monitor", "watch", "mail", "status", "slurm", "hosts",
+        ],
+    );
+    for (m, deps) in &g {
+        assert!(
+            !deps.contains("explorer"),
+            "{m} imports explorer, the top of the stack"
+        );
+    }
 }
 
 #[test]
