@@ -50,6 +50,8 @@ struct Phase {
     seconds: f64,
     micros: Vec<u32>,
     rss: Vec<u64>,
+    /// The server's CPU time over the phase.
+    cpu: f64,
 }
 
 impl Phase {
@@ -59,7 +61,8 @@ impl Phase {
         let rss: Vec<String> = self.rss.iter().map(|b| format!("{}", b >> 20)).collect();
         println!(
             "{what}: {} requests by {CLIENTS} clients in {:.1} s: {:.0} requests/s, \
-             p50 {:.2} ms, p99 {:.2} ms, max {:.1} ms, {} errors; server RSS MiB {}",
+             p50 {:.2} ms, p99 {:.2} ms, max {:.1} ms, {} errors; server CPU {:.0} µs a \
+             request; server RSS MiB {}",
             self.requests,
             self.seconds,
             self.requests as f64 / self.seconds,
@@ -67,6 +70,7 @@ impl Phase {
             at(0.99),
             at(1.0),
             self.errors,
+            self.cpu / self.requests as f64 * 1e6,
             rss.join(" → ")
         );
     }
@@ -83,6 +87,7 @@ fn load(
     let done = std::sync::atomic::AtomicUsize::new(0);
     let total = per_client * CLIENTS;
     let mut rss = vec![server.rss_bytes()];
+    let cpu = server.cpu_seconds();
     let (micros, errors) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..CLIENTS)
             .map(|c| {
@@ -125,6 +130,7 @@ fn load(
         seconds: start.elapsed().as_secs_f64(),
         micros,
         rss,
+        cpu: server.cpu_seconds() - cpu,
     }
 }
 
@@ -144,7 +150,8 @@ fn main() {
         .map_or(200_000, |n| n.parse().expect("REQUESTS"));
     let fens = sample(&site, SAMPLE);
 
-    // The same positions in this process, one thread: the raw probe, then the whole answer.
+    // The same positions in this process, one thread, each timed on a second pass (the
+    // first fills the block cache): the raw probe, then the whole answer.
     let explorer = Explorer::open(&Site::new(&site), None, 256).unwrap();
     let setups: Vec<Setup> = fens.iter().map(|f| f.parse().unwrap()).collect();
     for s in &setups {
@@ -157,6 +164,9 @@ fn main() {
         }
     }
     let raw = 5.0 * setups.len() as f64 / t.elapsed().as_secs_f64();
+    for f in &fens {
+        explorer.position(f).unwrap();
+    }
     let t = Instant::now();
     for f in &fens {
         std::hint::black_box(explorer.position(f).unwrap());
