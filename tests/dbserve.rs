@@ -262,7 +262,7 @@ fn answers_equal_dbprobe_on_random_positions_of_2_to_5() {
 
 /// `NOWDB_DBSERVE_SITE=SITE` (a finished 2..6 site built with `--mtc`, e.g. `scripts/build-local
 /// SITE --pieces 6 --mtc`): 100,000 random positions, each compared with `dbprobe --batch`
-/// and `--mtc`, the won and lost ones among the first 10,000 with `--play`.
+/// and `--mtc` (a process each), and 3,000 won or lost ones with `--play`.
 #[test]
 #[ignore = "needs a 2..6 site with distances (NOWDB_DBSERVE_SITE); about half an hour"]
 fn answers_equal_dbprobe_on_100000_random_positions_of_2_to_6() {

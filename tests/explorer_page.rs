@@ -73,6 +73,17 @@ fn chromium_explores_positions_plays_them_out_and_edits_one() {
         "document.getElementById('info').textContent.includes('2..4')",
         "the info line",
     );
+    let timing = b.eval(
+        "JSON.stringify([performance.getEntriesByType('navigation')[0].decodedBodySize, \
+         performance.getEntriesByType('navigation')[0].loadEventEnd, \
+         performance.getEntriesByName('first-answer')[0].startTime])",
+    );
+    let timing: Vec<f64> = serde_json::from_str(timing.as_str().unwrap()).unwrap();
+    eprintln!(
+        "the page: {} bytes, loaded in {:.0} ms, its first answer shown at {:.0} ms",
+        timing[0], timing[1], timing[2]
+    );
+    assert!(timing[0] > 5000.0 && timing[2] > 0.0, "{timing:?}");
 
     // A position typed into the FEN field: two black kings against a white one.
     let start = "B:WK30:BK1,K10";

@@ -144,11 +144,15 @@ impl Browser {
         r["result"]["value"].clone()
     }
 
-    /// Waits until `expression` is true in the page; its last value in the panic if never.
+    /// Waits until `expression` is true in the page (one that throws is not yet true).
     pub fn wait_for(&mut self, expression: &str, what: &str) {
+        // Until the page has loaded, its elements may not exist: an exception is "not yet".
+        let guarded = format!(
+            "(() => {{ try {{ return ({expression}) === true; }} catch (e) {{ return false; }} }})()"
+        );
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
-            if self.eval(expression) == Value::Bool(true) {
+            if self.eval(&guarded) == Value::Bool(true) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
