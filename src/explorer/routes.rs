@@ -4,7 +4,7 @@
 
 use super::api::MAX_BATCH;
 use super::{Explorer, ExplorerError};
-use crate::http::{Metrics, QueryError, json_error, query_param};
+use crate::http::{Metrics, QueryError, json_error, query_param, reply};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -67,23 +67,15 @@ pub fn router(served: Arc<Served>) -> Router {
 
 /// An answer that never changes for this database: it may be cached.
 fn immutable_json(value: &impl Serialize) -> Response<Body> {
-    let mut r = Response::new(Body::from(
+    reply(
+        StatusCode::OK,
+        &[
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "public, max-age=86400, immutable"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
         serde_json::to_string(value).expect("answers serialize"),
-    ));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=86400, immutable"),
-    );
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
-    r
+    )
 }
 
 fn error_answer(e: &ExplorerError) -> Response<Body> {
@@ -133,69 +125,62 @@ async fn on_worker<T: Send + 'static>(
 }
 
 async fn page() -> Response<Body> {
-    let mut r = Response::new(Body::from(PAGE));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-             connect-src 'self'; img-src data:",
-        ),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
+    reply(
+        StatusCode::OK,
+        &[
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+                 connect-src 'self'; img-src data:",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        PAGE,
+    )
 }
 
 async fn info(State(s): State<Arc<Served>>) -> Response<Body> {
     let e = &s.explorer;
-    let mut r = Response::new(Body::from(
-        serde_json::json!({
-            "pieces": e.most,
-            "slices": e.slices.len(),
-            "plans": e.plans,
-            "distances": e.distances,
-            "max_batch": MAX_BATCH,
-            "max_batch_bytes": MAX_BATCH_BYTES,
-        })
-        .to_string(),
-    ));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
+    let info = serde_json::json!({
+        "pieces": e.most,
+        "slices": e.slices.len(),
+        "plans": e.plans,
+        "distances": e.distances,
+        "max_batch": MAX_BATCH,
+        "max_batch_bytes": MAX_BATCH_BYTES,
+    });
+    reply(
+        StatusCode::OK,
+        &[(header::CONTENT_TYPE, "application/json")],
+        info.to_string(),
+    )
+}
+
+/// The answer of `ask` for the request's `fen` parameter.
+async fn fen_answer<T: Serialize + Send + 'static>(
+    s: &Arc<Served>,
+    uri: &Uri,
+    ask: fn(&Explorer, &str) -> Result<T, ExplorerError>,
+) -> Response<Body> {
+    let fen = match query_param(uri.query(), "fen") {
+        Ok(f) => f,
+        Err(e) => return query_error(e),
+    };
+    match on_worker(s, 1, move |e| ask(e, &fen)).await {
+        Ok(Ok(a)) => immutable_json(&a),
+        Ok(Err(e)) => error_answer(&e),
+        Err(r) => r,
+    }
 }
 
 async fn position(State(s): State<Arc<Served>>, uri: Uri) -> Response<Body> {
-    let fen = match query_param(uri.query(), "fen") {
-        Ok(f) => f,
-        Err(e) => return query_error(e),
-    };
-    match on_worker(&s, 1, move |e| e.position(&fen)).await {
-        Ok(Ok(a)) => immutable_json(&a),
-        Ok(Err(e)) => error_answer(&e),
-        Err(r) => r,
-    }
+    fen_answer(&s, &uri, Explorer::position).await
 }
 
 async fn mainline(State(s): State<Arc<Served>>, uri: Uri) -> Response<Body> {
-    let fen = match query_param(uri.query(), "fen") {
-        Ok(f) => f,
-        Err(e) => return query_error(e),
-    };
-    match on_worker(&s, 1, move |e| e.mainline(&fen)).await {
-        Ok(Ok(a)) => immutable_json(&a),
-        Ok(Err(e)) => error_answer(&e),
-        Err(r) => r,
-    }
+    fen_answer(&s, &uri, Explorer::mainline).await
 }
 
 async fn batch(State(s): State<Arc<Served>>, req: Request) -> Response<Body> {
@@ -242,12 +227,11 @@ async fn batch(State(s): State<Arc<Served>>, req: Request) -> Response<Body> {
 }
 
 async fn metrics(State(s): State<Arc<Served>>) -> Response<Body> {
-    let mut r = Response::new(Body::from(s.metrics.render("nowdb")));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; version=0.0.4"),
-    );
-    r
+    reply(
+        StatusCode::OK,
+        &[(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        s.metrics.render("nowdb"),
+    )
 }
 
 async fn not_found(uri: Uri) -> Response<Body> {

@@ -71,18 +71,32 @@ pub fn bind(listen: &str) -> Result<TcpListener, CliError> {
         .map_err(|e| CliError::Failed(format!("cannot listen on {listen}: {e}")))
 }
 
+/// An answer: `status`, `headers` (fixed values) and `body`.
+pub fn reply(
+    status: StatusCode,
+    headers: &[(header::HeaderName, &'static str)],
+    body: impl Into<Body>,
+) -> Response<Body> {
+    let mut r = Response::new(body.into());
+    *r.status_mut() = status;
+    for (name, value) in headers {
+        r.headers_mut()
+            .insert(name.clone(), HeaderValue::from_static(value));
+    }
+    r
+}
+
 /// A JSON error answer: `{"error": message}` with `status`, never cached.
 pub fn json_error(status: StatusCode, message: impl Into<String>) -> Response<Body> {
     let body = serde_json::json!({ "error": message.into() }).to_string();
-    let mut r = Response::new(Body::from(body));
-    *r.status_mut() = status;
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r
+    reply(
+        status,
+        &[
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
 }
 
 /// Serves `app` on `listener` until SIGTERM or SIGINT, then drains and returns. `who` names

@@ -10,7 +10,7 @@ use crate::solve::Site;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Response, StatusCode, Uri, header};
+use axum::http::{Response, StatusCode, Uri, header};
 use axum::routing::get;
 use std::io::Write;
 use std::net::TcpListener;
@@ -65,16 +65,15 @@ pub fn serve(
 
 /// A read-only answer that is always fresh.
 fn reply(status: StatusCode, kind: &'static str, body: impl Into<Body>) -> Response<Body> {
-    let mut r = Response::new(body.into());
-    *r.status_mut() = status;
-    let h = r.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
+    crate::http::reply(
+        status,
+        &[
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
 }
 
 const TEXT: &str = "text/plain; charset=utf-8";
