@@ -653,6 +653,23 @@ fn an_unfinished_site_is_refused_naming_the_missing_slices() {
 }
 
 #[test]
+fn an_answer_over_the_request_timeout_is_503_and_the_server_goes_on() {
+    let mut server = start(site5(), &["--request-timeout", "0.0002"]);
+    let mut c = server.client();
+    // A long mainline: two kings against one, lost for the side to move.
+    let a = c.get("/api/mainline?fen=B:WK4,K12:BK3").unwrap();
+    assert_eq!(a.status, 503, "{}", a.text());
+    let e = a.json()["error"].as_str().unwrap().to_string();
+    assert!(e.contains("took longer than 0.0002 s"), "{e}");
+    assert_eq!(a.headers["cache-control"], "no-store");
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server ended"
+    );
+    assert!(c.get("/api/info").is_ok(), "the connection was dropped");
+}
+
+#[test]
 fn sigterm_stops_the_server_cleanly() {
     let mut server = start(site5(), &[]);
     let mut c = server.client();

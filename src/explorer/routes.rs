@@ -37,7 +37,7 @@ pub const ROUTES: [&str; 6] = [
 pub struct Served {
     pub explorer: Explorer,
     pub metrics: Arc<Metrics>,
-    workers: tokio::sync::Semaphore,
+    workers: Arc<tokio::sync::Semaphore>,
 }
 
 impl Served {
@@ -46,7 +46,7 @@ impl Served {
         Arc::new(Served {
             explorer,
             metrics,
-            workers: tokio::sync::Semaphore::new(workers.max(1)),
+            workers: Arc::new(tokio::sync::Semaphore::new(workers.max(1))),
         })
     }
 }
@@ -101,7 +101,7 @@ async fn on_worker<T: Send + 'static>(
     n: u64,
     work: impl FnOnce(&Explorer) -> T + Send + 'static,
 ) -> Result<T, Response<Body>> {
-    let permit = tokio::time::timeout(BUSY_WAIT, served.workers.acquire())
+    let permit = tokio::time::timeout(BUSY_WAIT, served.workers.clone().acquire_owned())
         .await
         .map_err(|_| {
             let mut r = json_error(
@@ -111,16 +111,19 @@ async fn on_worker<T: Send + 'static>(
             r.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             r
-        })?;
+        })?
+        .expect("the workers' semaphore is never closed");
     let s = served.clone();
     let answer = tokio::task::spawn_blocking(move || {
         let start = Instant::now();
         let t = work(&s.explorer);
         s.metrics.worked(n, start.elapsed());
+        // Held until the work is done, even when the request gave up waiting for it
+        // (`--request-timeout`): abandoned work still counts against the workers.
+        drop(permit);
         t
     })
     .await;
-    drop(permit);
     answer.map_err(|e| json_error(StatusCode::INTERNAL_SERVER_ERROR, format!("worker: {e}")))
 }
 

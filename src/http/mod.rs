@@ -257,8 +257,8 @@ async fn answer(
         Err(_) => json_error(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
-                "the answer took longer than {} s",
-                limits.request_timeout.as_secs()
+                "the answer took longer than {} s (the server's --request-timeout)",
+                limits.request_timeout.as_secs_f64()
             ),
         ),
     };
