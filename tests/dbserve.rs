@@ -222,6 +222,9 @@ fn compare_with_dbprobe(site: &Path, n_values: usize, n_mtc: usize, n_play: usiz
         );
     }
     // Won and lost positions played out, as `dbprobe --play` plays them.
+    // (A new connection: the last one has been idle through the comparisons above, longer
+    // than the server keeps an idle connection.)
+    let mut c = server.client();
     let decided = fens
         .iter()
         .zip(&expected)
