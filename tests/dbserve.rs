@@ -673,6 +673,43 @@ fn an_answer_over_the_request_timeout_is_503_and_the_server_goes_on() {
 }
 
 #[test]
+fn requests_that_find_every_worker_busy_are_told_503_and_the_rest_answered() {
+    let server = start(site5(), &["--workers", "1", "--busy-wait", "0.001"]);
+    let line = "/api/mainline?fen=B:WK4,K12:BK3";
+    let statuses: Vec<(u16, Option<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..16)
+            .map(|_| {
+                let addr = &server.addr;
+                scope.spawn(move || {
+                    let mut c = Client::connect(addr);
+                    (0..5)
+                        .map(|_| {
+                            let a = c.get(line).unwrap();
+                            (a.status, a.headers.get("retry-after").cloned())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let busy = statuses.iter().filter(|(s, _)| *s == 503).count();
+    let answered = statuses.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(busy + answered, 80, "{statuses:?}");
+    assert!(busy > 0 && answered > 0, "{busy} busy, {answered} answered");
+    assert!(
+        statuses
+            .iter()
+            .filter(|(s, _)| *s == 503)
+            .all(|(_, r)| r.as_deref() == Some("1"))
+    );
+    assert_serving(&server);
+}
+
+#[test]
 fn sigterm_stops_the_server_cleanly() {
     let mut server = start(site5(), &[]);
     let mut c = server.client();

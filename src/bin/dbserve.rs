@@ -40,10 +40,12 @@ struct Args {
     /// Where each request is logged: `-` (stderr), `off`, or a file appended to.
     #[arg(long, value_name = "WHERE", default_value = "-")]
     access_log: String,
-    /// Database answers computed at once [default: twice the cores]; more wait, and a
-    /// request that waits 2 s is told 503.
+    /// Database answers computed at once [default: twice the cores]; more wait.
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+    /// Seconds a request waits for a worker before it is told 503 (busy, Retry-After: 1).
+    #[arg(long, value_name = "SECS", default_value_t = nowdb::explorer::routes::BUSY_WAIT.as_secs_f64())]
+    busy_wait: f64,
     /// Open connections at once; more are closed at once.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
     max_connections: usize,
@@ -70,6 +72,7 @@ fn run(args: Args) -> Result<(), nowdb::cli::CliError> {
         cache_mb: args.cache_mb,
         access_log: args.access_log,
         workers: args.workers.unwrap_or(2 * cores),
+        busy_wait: secs("busy-wait", args.busy_wait)?,
         limits: Limits {
             max_connections: args.max_connections.max(1),
             header_timeout: secs("header-timeout", args.header_timeout)?,

@@ -143,6 +143,8 @@ pub struct ServeOptions {
     pub access_log: String,
     /// Database answers computed at once.
     pub workers: usize,
+    /// How long a request waits for a worker before it is told 503.
+    pub busy_wait: std::time::Duration,
     pub limits: crate::http::Limits,
 }
 
@@ -172,7 +174,12 @@ pub fn serve(
         }
     );
     let metrics = std::sync::Arc::new(crate::http::Metrics::new(&routes::ROUTES));
-    let served = routes::Served::new(explorer, metrics.clone(), options.workers);
+    let served = routes::Served::new(
+        explorer,
+        metrics.clone(),
+        options.workers,
+        options.busy_wait,
+    );
     crate::http::serve(
         "dbserve",
         routes::router(served),

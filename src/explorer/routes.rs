@@ -1,7 +1,8 @@
 //! `dbserve`'s routes: the explorer page at `/`, the JSON API under `/api/`, the counters at
 //! `/metrics`. At most [`Served::new`]'s `workers` pieces of database work run at once
 //! (a position on the connection's thread, mainlines and batches on blocking threads); a
-//! request that waits longer than [`BUSY_WAIT`] for a worker is told 503.
+//! request that waits longer than its busy wait ([`BUSY_WAIT`] by default) for a worker is
+//! told 503.
 
 use super::api::MAX_BATCH;
 use super::{Explorer, ExplorerError};
@@ -21,7 +22,8 @@ const PAGE: &str = include_str!("page.html");
 /// The largest batch body read, in bytes.
 pub const MAX_BATCH_BYTES: usize = 64 << 10;
 
-/// How long a request waits for a free worker before it is told the server is busy.
+/// How long a request waits for a free worker before it is told the server is busy, by
+/// default (`dbserve --busy-wait`).
 pub const BUSY_WAIT: Duration = Duration::from_secs(2);
 
 /// The paths counted on their own in `/metrics`.
@@ -39,15 +41,23 @@ pub struct Served {
     pub explorer: Explorer,
     pub metrics: Arc<Metrics>,
     workers: Arc<tokio::sync::Semaphore>,
+    busy_wait: Duration,
 }
 
 impl Served {
-    /// `explorer` answered by at most `workers` threads at once.
-    pub fn new(explorer: Explorer, metrics: Arc<Metrics>, workers: usize) -> Arc<Served> {
+    /// `explorer` answered by at most `workers` threads at once; a request waits
+    /// `busy_wait` at most for one.
+    pub fn new(
+        explorer: Explorer,
+        metrics: Arc<Metrics>,
+        workers: usize,
+        busy_wait: Duration,
+    ) -> Arc<Served> {
         Arc::new(Served {
             explorer,
             metrics,
             workers: Arc::new(tokio::sync::Semaphore::new(workers.max(1))),
+            busy_wait,
         })
     }
 }
@@ -108,7 +118,7 @@ enum Work {
     Long,
 }
 
-/// Runs `work` once a worker is free; 503 when none is within [`BUSY_WAIT`]. `n`
+/// Runs `work` once a worker is free; 503 when none is within the busy wait. `n`
 /// positions are counted as database work.
 async fn on_worker<T: Send + 'static>(
     served: &Arc<Served>,
@@ -116,7 +126,7 @@ async fn on_worker<T: Send + 'static>(
     kind: Work,
     work: impl FnOnce(&Explorer) -> T + Send + 'static,
 ) -> Result<T, Response<Body>> {
-    let permit = tokio::time::timeout(BUSY_WAIT, served.workers.clone().acquire_owned())
+    let permit = tokio::time::timeout(served.busy_wait, served.workers.clone().acquire_owned())
         .await
         .map_err(|_| {
             let mut r = json_error(
