@@ -13,35 +13,18 @@
 #[path = "../tests/common/http.rs"]
 #[allow(dead_code)]
 mod http;
+#[path = "../tests/common/sample.rs"]
+mod sample;
 
 use http::{Client, Server, encode};
+use nowdb::Setup;
 use nowdb::explorer::Explorer;
-use nowdb::notation::format_fen;
-use nowdb::rng::XorShift;
 use nowdb::solve::Site;
-use nowdb::{Color, Setup, SliceIndex};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 64;
 const SAMPLE: usize = 20_000;
-
-/// `n` random positions of the site's database (a slice drawn evenly, then an index).
-fn sample(site: &Path, n: usize) -> Vec<String> {
-    let slices = nowdb::db::probe::list_slices(&site.join("db")).unwrap();
-    let indexes: Vec<SliceIndex> = slices.iter().map(|s| SliceIndex::new(*s)).collect();
-    let mut rng = XorShift::new(0x10ad_5eed);
-    (0..n)
-        .map(|_| {
-            let ix = &indexes[rng.below(indexes.len() as u64) as usize];
-            let board = ix.position_unchecked(rng.below(ix.count()));
-            format_fen(&Setup {
-                board,
-                to_move: Color::Black,
-            })
-        })
-        .collect()
-}
 
 /// One phase's figures.
 struct Phase {
@@ -148,7 +131,7 @@ fn main() {
     let requests: usize = args
         .get(1)
         .map_or(200_000, |n| n.parse().expect("REQUESTS"));
-    let fens = sample(&site, SAMPLE);
+    let fens = sample::random_fens(&site, SAMPLE, 0x10ad_5eed, false);
 
     // The same positions in this process, one thread, each timed on a second pass (the
     // first fills the block cache): the raw probe, then the whole answer.

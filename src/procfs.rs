@@ -29,6 +29,17 @@ pub fn process_is_gone(pid: u32) -> bool {
     process_start(pid).is_none()
 }
 
+/// The CPU time process `pid` has used, user and system, in clock ticks
+/// (`sysconf(_SC_CLK_TCK)` a second); `None` when there is no such process.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    stat_cpu_ticks(&stat_fields(pid)?)
+}
+
+/// utime + stime (fields 14 and 15) of [`stat_fields`].
+fn stat_cpu_ticks(fields: &[String]) -> Option<u64> {
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 /// The fields of `/proc/<pid>/stat` after the command name (field 3, the state, first).
 fn stat_fields(pid: u32) -> Option<Vec<String>> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -60,7 +71,7 @@ pub struct Activity {
 pub fn activity(pid: u32) -> Option<Activity> {
     let fields = stat_fields(pid)?;
     let state = fields.first()?.chars().next()?;
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let ticks = stat_cpu_ticks(&fields)?;
     Some(Activity {
         work: ticks.wrapping_add(io_bytes(pid)),
         state,

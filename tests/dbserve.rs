@@ -14,9 +14,7 @@ mod common;
 
 use common::fixture::{self, DBPROBE, DBSERVE, text};
 use common::http::{Client, Server, encode};
-use nowdb::notation::format_fen;
-use nowdb::rng::XorShift;
-use nowdb::{Color, Setup, SliceIndex};
+use common::sample::random_fens;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -49,31 +47,6 @@ fn start(site: &Path, args: &[&str]) -> Server {
     let mut all = vec!["--access-log", log.to_str().unwrap()];
     all.extend_from_slice(args);
     Server::start(DBSERVE, site, &all).unwrap_or_else(|e| panic!("dbserve did not start: {e}"))
-}
-
-/// `n` FENs of random positions: a slice drawn evenly from the site's database, an index
-/// drawn evenly in it, either side to move.
-fn sample(site: &Path, n: usize, seed: u64) -> Vec<String> {
-    let slices = nowdb::db::probe::list_slices(&site.join("db")).unwrap();
-    let indexes: Vec<SliceIndex> = slices.iter().map(|s| SliceIndex::new(*s)).collect();
-    let mut rng = XorShift::new(seed);
-    (0..n)
-        .map(|_| {
-            let ix = &indexes[rng.below(indexes.len() as u64) as usize];
-            let pos = ix.position_unchecked(rng.below(ix.count()));
-            let setup = match rng.below(2) {
-                0 => Setup {
-                    board: pos,
-                    to_move: Color::Black,
-                },
-                _ => Setup {
-                    board: pos.reversed(),
-                    to_move: Color::White,
-                },
-            };
-            format_fen(&setup)
-        })
-        .collect()
 }
 
 /// `dbprobe --site SITE --batch` on `fens`: their values in order.
@@ -156,7 +129,7 @@ fn assert_best_first(fen: &str, moves: &Value) {
 /// (`--mtc`), and `n_play` won or lost ones played out (`--play`).
 fn compare_with_dbprobe(site: &Path, n_values: usize, n_mtc: usize, n_play: usize) {
     let server = start(site, &[]);
-    let fens = sample(site, n_values, 0x5eed_d85e);
+    let fens = random_fens(site, n_values, 0x5eed_d85e, true);
     let expected = dbprobe_batch(site, &fens);
     assert_eq!(expected.len(), fens.len());
     // One position at a time, on four kept-alive connections side by side.
@@ -540,7 +513,7 @@ fn metric_over_limit(held: &mut [Client]) -> u64 {
 #[test]
 fn sixty_four_clients_at_once_get_the_answers_one_client_gets() {
     let server = start(site5(), &[]);
-    let fens = sample(site5(), 200, 64);
+    let fens = random_fens(site5(), 200, 64, true);
     let mut c = server.client();
     let one: Vec<Value> = fens
         .iter()

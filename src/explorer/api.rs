@@ -3,7 +3,6 @@
 //! (`--json`, `--mtc`, `--play`, `--batch`), shaped after lichess' tablebase API.
 
 use super::{Explorer, ExplorerError};
-use crate::board::{MoveList, generate_moves};
 use crate::db::probe::side_name;
 use crate::inspect::{move_text, setup_after};
 use crate::notation::{Setup, format_fen};
@@ -86,8 +85,8 @@ pub struct BatchAnswer {
 }
 
 impl Explorer {
-    /// The setup of `fen`, once it is a position this database holds.
-    pub fn held(&self, fen: &str) -> Result<Setup, ExplorerError> {
+    /// The setup of `fen` and its slice, once it is a position this database holds.
+    pub fn held(&self, fen: &str) -> Result<(Setup, Slice), ExplorerError> {
         if fen.len() > super::MAX_FEN_BYTES {
             return Err(ExplorerError::BadFen(format!(
                 "FEN of {} bytes: at most {} are read",
@@ -125,35 +124,29 @@ impl Explorer {
                 )
             }));
         }
-        Ok(setup)
+        Ok((setup, slice))
     }
 
     /// The position of `fen` with its value, distance and moves, best first.
     pub fn position(&self, fen: &str) -> Result<PositionAnswer, ExplorerError> {
-        let setup = self.held(fen)?;
+        let (setup, slice) = self.held(fen)?;
         let pos = setup.black_to_move();
         let db = &self.db;
         let (value, mtc, moves) = if self.distances {
             move_distances(db, &mut Distances::new(db), &pos).map_err(ExplorerError::database)?
         } else {
-            let mut list = MoveList::new();
-            generate_moves(&pos, &mut list);
-            let mut moves = Vec::with_capacity(list.len());
-            for m in list.iter() {
-                let v = db
-                    .probe(&pos.successor(m))
-                    .map_err(ExplorerError::database)?;
-                moves.push(MoveDistance {
-                    mv: *m,
-                    value: v.for_mover(),
+            let moves = db
+                .move_values(&setup)
+                .map_err(ExplorerError::database)?
+                .into_iter()
+                .map(|(mv, value)| MoveDistance {
+                    mv,
+                    value,
                     plies: None,
-                });
-            }
-            (
-                db.probe(&pos).map_err(ExplorerError::database)?,
-                None,
-                moves,
-            )
+                })
+                .collect();
+            let value = db.probe(&pos).map_err(ExplorerError::database)?;
+            (value, None, moves)
         };
         let mut answers: Vec<(MoveDistance, MoveAnswer)> = moves
             .iter()
@@ -174,8 +167,8 @@ impl Explorer {
         Ok(PositionAnswer {
             fen: format_fen(&setup),
             to_move: side_name(setup.to_move),
-            pieces: pos.black.count_ones() + pos.white.count_ones(),
-            slice: Slice::of(&pos).to_string(),
+            pieces: slice.pieces(),
+            slice: slice.to_string(),
             value: value.name(),
             mtc,
             capture: moves.first().is_some_and(|m| m.mv.is_capture()),
@@ -186,7 +179,7 @@ impl Explorer {
 
     /// The game the databases play from `fen`, as `dbprobe --play` plays it.
     pub fn mainline(&self, fen: &str) -> Result<MainlineAnswer, ExplorerError> {
-        let setup = self.held(fen)?;
+        let (setup, _) = self.held(fen)?;
         if !self.distances {
             return Err(ExplorerError::NoDistances);
         }
@@ -228,7 +221,7 @@ impl Explorer {
             .map(|fen| {
                 let value = self
                     .held(fen)
-                    .and_then(|s| self.db.probe_setup(&s).map_err(ExplorerError::database));
+                    .and_then(|(s, _)| self.db.probe_setup(&s).map_err(ExplorerError::database));
                 match value {
                     Ok(v) => BatchAnswer {
                         fen: fen.clone(),

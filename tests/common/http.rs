@@ -189,13 +189,9 @@ impl Server {
 
     /// The CPU time the server has used so far, user and system, in seconds.
     pub fn cpu_seconds(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        // After the command name in parentheses: state is field 3, utime 14, stime 15.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+        let ticks = nowdb::procfs::cpu_ticks(self.child.id()).expect("the server is running");
         // SAFETY: sysconf only reads a constant of the system.
-        ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+        ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
     }
 
     /// The server's resident memory now, in bytes (`/proc/PID/statm`).

@@ -12,6 +12,7 @@ pub mod parts;
 pub mod pool;
 pub mod queue_stress;
 pub mod reference;
+pub mod sample;
 pub mod site;
 pub mod smtp;
 pub mod sshfs;
