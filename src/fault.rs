@@ -5,8 +5,8 @@
 //! costs one relaxed atomic load.
 //!
 //! The points are the state changes a job goes through: in the runner daemon
-//! `take.recorded` (the running record written, the line still in the queue file),
-//! `take.done` (the job in its record only), `done.recorded` (the done record written, the
+//! `take.recorded` (the running records of a take written, its lines still in the queue
+//! file), `take.done` (the jobs in their records only), `done.recorded` (the done record written, the
 //! pair not moved on), `done.advanced` (the pair moved on, the running record still there),
 //! `settle.counted` (an attempt or hold recorded, the queue not yet changed), `settle.held`
 //! (a held record just written, the running record still there),

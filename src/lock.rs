@@ -98,6 +98,18 @@ impl LockOwner {
     }
 }
 
+/// The longest pause between two tries for a held lock.
+const MAX_PAUSE: Duration = Duration::from_millis(8);
+
+/// Up to `pause` more, from the clock's nanoseconds (no generator state to share).
+fn jitter(pause: Duration) -> Duration {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64);
+    let mut r = crate::rng::XorShift::new(nanos ^ u64::from(std::process::id()) << 32);
+    Duration::from_nanos(r.below(pause.as_nanos() as u64 + 1))
+}
+
 /// A held lock; dropping it removes the file.
 #[derive(Debug)]
 pub struct LockFile {
@@ -198,8 +210,12 @@ impl LockFile {
                     ),
                 ));
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
+            // Jittered, so that waiters who started together do not keep colliding, and
+            // capped low: a waiter asleep for long while the lock is free makes the others'
+            // waits longer (at 50 ms, one take in a hundred waited over half a second with
+            // 64 runners on one queue).
+            std::thread::sleep(pause + jitter(pause));
+            pause = (pause * 2).min(MAX_PAUSE);
         }
     }
 

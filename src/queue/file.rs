@@ -70,6 +70,20 @@ fn parse_numbered(line: usize, text: &str) -> std::result::Result<Option<QueueLi
     parse_line(text).map_err(|error| BadLine { line, error })
 }
 
+/// How long a queue's lock took to get, and how long it was held.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LockTimes {
+    pub wait: Duration,
+    pub held: Duration,
+}
+
+/// What [`Queue::take_many`] took, and what its lock cost.
+#[derive(Clone, Debug, Default)]
+pub struct Took {
+    pub lines: Vec<QueueLine>,
+    pub times: LockTimes,
+}
+
 /// How long to wait for a queue's lock before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
@@ -118,7 +132,18 @@ impl Queue {
         f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool)>,
         after: impl FnOnce(&T) -> Result<()>,
     ) -> Result<T> {
-        self.locked(here, log, || {
+        self.with_lines_timed(here, log, &mut LockTimes::default(), f, after)
+    }
+
+    fn with_lines_timed<T>(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        times: &mut LockTimes,
+        f: impl FnOnce(&mut Vec<Entry>) -> Result<(T, bool)>,
+        after: impl FnOnce(&T) -> Result<()>,
+    ) -> Result<T> {
+        self.locked_timed(here, log, times, || {
             let mut lines = self.read_unlocked()?;
             let (value, changed) = f(&mut lines)?;
             if changed {
@@ -136,10 +161,24 @@ impl Queue {
         log: &mut dyn FnMut(String),
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
+        self.locked_timed(here, log, &mut LockTimes::default(), f)
+    }
+
+    /// [`Queue::locked`], adding to `times` how long the lock took to get and was held.
+    fn locked_timed<T>(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        times: &mut LockTimes,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
         let dir = self.path.parent().expect("queues/ directory");
         std::fs::create_dir_all(dir).map_err(|e| failed(FileOp::Creating, dir, e))?;
         let mut events = Vec::new();
+        let t0 = std::time::Instant::now();
         let lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
+        let got = std::time::Instant::now();
+        times.wait += got - t0;
         for crate::lock::LockEvent::BrokeStale { path, owner } in events {
             log(format!(
                 "broke the stale lock {} of pid {} on {} (boot {}) since {}: its owner is gone",
@@ -153,8 +192,9 @@ impl Queue {
         let lock =
             lock.map_err(|e| Error::io(format_args!("locking {}", self.path.display()), e))?;
         let result = f();
-        lock.release()
-            .map_err(|e| Error::io(format_args!("unlocking {}", self.path.display()), e))?;
+        let released = lock.release();
+        times.held += got.elapsed();
+        released.map_err(|e| Error::io(format_args!("unlocking {}", self.path.display()), e))?;
         result
     }
 
@@ -278,25 +318,73 @@ impl Queue {
         &self,
         here: &Machine,
         log: &mut dyn FnMut(String),
-        mut runnable: impl FnMut(&QueueLine) -> Result<bool>,
+        runnable: impl FnMut(&QueueLine) -> Result<bool>,
         on_take: impl FnOnce(&QueueLine) -> Result<()>,
     ) -> Result<Option<QueueLine>> {
-        self.with_lines(here, log, |lines| {
-            for k in 0..lines.len() {
-                let parsed = lines[k].parse().map_err(|bad| self.bad_line(bad))?;
-                let take = match &parsed {
-                    Some(QueueLine::Stop) => true,
-                    Some(job) => runnable(job)?,
-                    None => false,
-                };
-                if take {
-                    on_take(parsed.as_ref().expect("a line"))?;
-                    lines.remove(k);
-                    return Ok((parsed, true));
+        let took = self.take_many(here, log, || 1, runnable, |lines| on_take(&lines[0]))?;
+        Ok(took.lines.into_iter().next())
+    }
+
+    /// Takes up to `max()` lines in one locked step (`max` is asked once the lock is held,
+    /// so that a taker who waited for it can take for whoever became free meanwhile): the first line that is `stop` or a job
+    /// `runnable` accepts and, after a job, the next runnable jobs in queue order (adjacent
+    /// mini-slices of a phase, as a rule), up to a `stop` line, which stays for a runner of
+    /// its own. A `stop` is taken alone. `on_take` gets the lines inside the lock before
+    /// they leave the file; if it fails the queue is unchanged. One lock, one read and one
+    /// rewrite however many lines are taken: what lets many runners share one queue.
+    pub fn take_many(
+        &self,
+        here: &Machine,
+        log: &mut dyn FnMut(String),
+        max: impl FnOnce() -> usize,
+        mut runnable: impl FnMut(&QueueLine) -> Result<bool>,
+        on_take: impl FnOnce(&[QueueLine]) -> Result<()>,
+    ) -> Result<Took> {
+        let mut times = LockTimes::default();
+        let lines = self.with_lines_timed(
+            here,
+            log,
+            &mut times,
+            |lines| {
+                let max = max().max(1);
+                let mut picked: Vec<(usize, QueueLine)> = Vec::new();
+                for (k, entry) in lines.iter().enumerate() {
+                    let parsed = entry.parse().map_err(|bad| self.bad_line(bad))?;
+                    match parsed {
+                        Some(QueueLine::Stop) if picked.is_empty() => {
+                            picked.push((k, QueueLine::Stop));
+                            break;
+                        }
+                        Some(QueueLine::Stop) => break,
+                        Some(job) if runnable(&job)? => {
+                            picked.push((k, job));
+                            if picked.len() == max {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
                 }
-            }
-            Ok((None, false))
-        })
+                if picked.is_empty() {
+                    return Ok((Vec::new(), false));
+                }
+                let taken: Vec<QueueLine> = picked.iter().map(|(_, l)| *l).collect();
+                on_take(&taken)?;
+                let mut gone = picked.iter().map(|(k, _)| *k).peekable();
+                let mut k = 0;
+                lines.retain(|_| {
+                    let keep = gone.peek() != Some(&k);
+                    if !keep {
+                        gone.next();
+                    }
+                    k += 1;
+                    keep
+                });
+                Ok((taken, true))
+            },
+            |_| Ok(()),
+        )?;
+        Ok(Took { lines, times })
     }
 
     /// Whether some line is `stop` or runnable, read without the lock: a cheap look before
@@ -348,9 +436,53 @@ pub fn parse_queue_text(text: &str) -> std::result::Result<Vec<Entry>, BadLine> 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_take_of_many_lines_takes_runnable_jobs_in_order_and_a_stop_alone() {
+        let dir = crate::files::test_dir("take-many");
+        let q = Queue::named(&dir, "p").unwrap();
+        let here = Machine {
+            host: "h".into(),
+            boot_id: "b".into(),
+        };
+        let text = "cap 2222.66 -max 04 -s 1 -n 00\n# note\ncap 2222.66 -max 04 -s 1 -n 01\n\
+                    noio 2222.66 -max 04 -s 1 -n 00\ncap 2222.66 -max 04 -s 1 -n 02\nstop\n\
+                    cap 2222.66 -max 04 -s 1 -n 03\n";
+        std::fs::create_dir_all(dir.join("queues")).unwrap();
+        std::fs::write(q.path(), text).unwrap();
+        let mut log = |_: String| {};
+        let cap = |l: &QueueLine| Ok(l.to_string().starts_with("cap"));
+        // A failing on_take leaves the queue as it was.
+        let failed = q.take_many(&here, &mut log, || 8, cap, |_| Err("no room".into()));
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read_to_string(q.path()).unwrap(), text);
+        // Up to the stop line, skipping what is not runnable.
+        let took = q.take_many(&here, &mut log, || 8, cap, |_| Ok(())).unwrap();
+        let names: Vec<String> = took.lines.iter().map(|l| l.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "cap 2222.66 -max 04 -s 1 -n 00",
+                "cap 2222.66 -max 04 -s 1 -n 01",
+                "cap 2222.66 -max 04 -s 1 -n 02"
+            ]
+        );
+        // No more than asked for; a stop is taken alone.
+        let left =
+            "# note\nnoio 2222.66 -max 04 -s 1 -n 00\nstop\ncap 2222.66 -max 04 -s 1 -n 03\n";
+        assert_eq!(std::fs::read_to_string(q.path()).unwrap(), left);
+        let any = |_: &QueueLine| Ok(true);
+        let took = q.take_many(&here, &mut log, || 1, any, |_| Ok(())).unwrap();
+        assert_eq!(took.lines.len(), 1);
+        let took = q.take_many(&here, &mut log, || 8, any, |_| Ok(())).unwrap();
+        assert_eq!(took.lines, [QueueLine::Stop]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn the_settings_know_the_queue_letters() {
-        let letters: String = super::QUEUES.iter().map(|(l, _)| *l).collect();
+        let letters: String = QUEUES.iter().map(|(l, _)| *l).collect();
         assert_eq!(letters, crate::hosts::QUEUE_LETTERS);
     }
 }

@@ -320,6 +320,10 @@ pub fn report_daemon(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let secs = s.elapsed.as_secs_f64();
+    let t = &s.takes;
+    let ms = |d: Duration| (d.as_secs_f64() * 1e4).round() / 10.0;
+    // Of the runners' time, the part spent waiting for a queue's lock.
+    let wait_share = t.waited().as_secs_f64() / (secs * opts.runners as f64).max(1e-9);
     let text = if json {
         crate::cli::json_line(&serde_json::json!({
             "host": opts.host,
@@ -330,11 +334,21 @@ pub fn report_daemon(
             "seconds": crate::cli::millis(secs),
             "jobs_per_second": (s.jobs as f64 / secs.max(1e-9) * 10.0).round() / 10.0,
             "stopped": s.stopped,
+            "takes": {
+                "takes": t.takes,
+                "lines": t.lines,
+                "lock_wait_p50_ms": ms(t.wait_quantile(0.5)),
+                "lock_wait_p99_ms": ms(t.wait_quantile(0.99)),
+                "lock_wait_seconds": crate::cli::millis(t.waited().as_secs_f64()),
+                "lock_held_seconds": crate::cli::millis(t.held.as_secs_f64()),
+                "lock_wait_share": (wait_share * 1e4).round() / 1e4,
+            },
             "error": s.error,
         }))
     } else {
         format!(
-            "{}: {} job(s) done, {} failed attempt(s), {} held, {} requeued in {secs:.1}s ({:.1} jobs/s){}\n",
+            "{}: {} job(s) done, {} failed attempt(s), {} held, {} requeued in {secs:.1}s ({:.1} jobs/s){}\n\
+             {} take(s) of {:.1} line(s) on average; the queue lock's wait p50 {:.1} ms, p99 {:.1} ms, {:.1} % of the runners' time\n",
             opts.host,
             s.jobs,
             s.failed,
@@ -345,7 +359,12 @@ pub fn report_daemon(
                 "; stopped at a checkpoint"
             } else {
                 ""
-            }
+            },
+            t.takes,
+            t.lines as f64 / t.takes.max(1) as f64,
+            ms(t.wait_quantile(0.5)),
+            ms(t.wait_quantile(0.99)),
+            wait_share * 100.0,
         )
     };
     out.write_all(text.as_bytes()).map_err(output_error)?;

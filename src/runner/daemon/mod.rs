@@ -2,8 +2,10 @@
 //! takes the first runnable job of its queues, runs it in a child process at low priority,
 //! records it in `done/`, and moves the job's slice pair on (`queue::pairs::advance`).
 //!
-//! - Taking a line writes the running record inside the queue's lock (`queue/running.rs`), named
-//!   after this runner, its take and the job, so no other job ever writes it.
+//! - A take is one locked step of a queue for as many runnable lines as the daemon has
+//!   runners without a job (`take.rs`); each job's running record is written inside the lock
+//!   (`queue/running.rs`), named after the taking runner, the take and the job, so no other
+//!   job ever writes it. The other runners find their jobs in the daemon's hand.
 //! - The child is `jobrunner run JOB` at nice 19 in the idle I/O class (the paper's
 //!   background computations), told to stop (SIGTERM) if this runner dies; its output goes
 //!   to `logs/<record>.out`, then into the runner's log.
@@ -29,8 +31,10 @@
 
 mod ending;
 mod settle;
+mod take;
 mod waiting;
 
+pub use take::TakeTally;
 pub use waiting::{Tend, TendTask, waiting_dir};
 
 use super::child::{self, ChildEnd};
@@ -96,6 +100,8 @@ pub struct DaemonSummary {
     pub requeued: u64,
     pub elapsed: Duration,
     pub stopped: bool,
+    /// What taking jobs from the queues cost.
+    pub takes: TakeTally,
     /// Why the runners could not go on (held jobs, jobs that can never run, errors): the
     /// command exits non-zero with it after its report.
     pub error: Option<String>,
@@ -134,8 +140,15 @@ struct Daemon<'a> {
     /// Held while a runner settles stale records: the others would find, report and try to
     /// settle the same ones.
     reaping: Mutex<()>,
-    /// Runners with a job now: the daemon waits (`waiting/`) only when none has one.
+    /// Runners with a job now (counted from the take): the daemon waits (`waiting/`) only
+    /// when none has one, and a take asks for as many jobs as there are runners without.
     busy: std::sync::atomic::AtomicUsize,
+    /// Jobs taken for this daemon's other runners in one locked step (`take.rs`), each in
+    /// its running record, not started yet; and the lock that makes its runners take one
+    /// at a time.
+    hand: Mutex<std::collections::VecDeque<take::Taken>>,
+    tally: Mutex<TakeTally>,
+    taking: Mutex<()>,
     /// When this daemon began to wait with nothing runnable, while it does.
     waiting_since: Mutex<Option<u64>>,
     /// `max_waiting` decided that this daemon ends: every idle runner of it ends.
@@ -173,32 +186,6 @@ impl Daemon<'_> {
         true
     }
 
-    /// A new running record's path: this host, daemon and runner, the take's number and
-    /// the job, so the record of one job is never the record of another.
-    fn record_path(&self, runner: usize, job: &Job) -> PathBuf {
-        let take = self.takes.fetch_add(1, Ordering::Relaxed);
-        record::running_dir(self.site).join(format!(
-            "{}-{}-{runner}-{take}.{}",
-            self.opts.host,
-            std::process::id(),
-            held::key(job).replace('/', ".")
-        ))
-    }
-
-    fn runnable(&self, line: &QueueLine, ready: &mut Readiness, gates: &mut Gates) -> Result<bool> {
-        match line {
-            QueueLine::Stop => Ok(true),
-            QueueLine::Job(q) => {
-                let job = q.job()?;
-                Ok((self.opts.dry_run || ready.runnable(&job)?) && gates.gate(&job) == Gate::Open)
-            }
-        }
-    }
-
-    fn gates(&self) -> Gates<'_> {
-        Gates::new(self.site, self.opts.policy, now_secs())
-    }
-
     /// Where a record's job process writes its output.
     fn output_path(&self, record: &Path) -> PathBuf {
         let name = record.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -206,54 +193,6 @@ impl Daemon<'_> {
             .root()
             .join("logs")
             .join(format!("{}.out", name.unwrap_or_default()))
-    }
-
-    /// Takes the first runnable line of the first queue that has one, writing the running
-    /// record inside the lock.
-    fn take(&self, runner: usize) -> Result<Option<(Queue, QueueLine, PathBuf)>> {
-        if self.paused() {
-            return Ok(None);
-        }
-        for queue in &self.opts.queues {
-            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
-            if !queue.peek(|l| self.runnable(l, &mut ready, &mut gates))? {
-                continue;
-            }
-            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
-            let mut path = PathBuf::new();
-            let mut log = |m: String| self.say(runner, &m);
-            let taken = queue.take_with(
-                &self.here,
-                &mut log,
-                |l| self.runnable(l, &mut ready, &mut gates),
-                |l| match l {
-                    QueueLine::Stop => Ok(()),
-                    QueueLine::Job(q) => {
-                        path = self.record_path(runner, &q.job()?);
-                        RunningRecord {
-                            host: self.opts.host.clone(),
-                            boot_id: self.here.boot_id.clone(),
-                            pid: std::process::id(),
-                            pid_start: process_start(std::process::id()).unwrap_or(0),
-                            child: 0,
-                            child_start: 0,
-                            queue: queue.name.to_string(),
-                            line: l.to_string(),
-                            since: now_secs(),
-                            failed: None,
-                        }
-                        .write(&path, true)?;
-                        fault::point("take.recorded");
-                        Ok(())
-                    }
-                },
-            )?;
-            if let Some(line) = taken {
-                fault::point("take.done");
-                return Ok(Some((queue.clone(), line, path)));
-            }
-        }
-        Ok(None)
     }
 
     /// Whether wswatch has given the machine back to its user (`pause/<host>`).
@@ -433,15 +372,23 @@ impl Daemon<'_> {
                 .and_then(|_| self.reap_stale(k))
                 .and_then(|_| self.take(k));
             match step {
-                Ok(Some((q, QueueLine::Stop, _))) => {
+                Ok(Some(take::Taken {
+                    queue,
+                    line: QueueLine::Stop,
+                    ..
+                })) => {
                     self.say(
                         k,
-                        &format!("took \"stop\" from {}: this runner exits", q.name),
+                        &format!("took \"stop\" from {}: this runner exits", queue.name),
                     );
                     return Ok(End::Finished);
                 }
-                Ok(Some((q, QueueLine::Job(job), path))) => {
-                    match self.run_counted(k, &q, job, &path) {
+                Ok(Some(take::Taken {
+                    queue,
+                    line: QueueLine::Job(job),
+                    path,
+                })) => {
+                    match self.run_counted(k, &queue, job, &path) {
                         Ok(Some(end)) => return Ok(end),
                         Ok(None) => {}
                         Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),
@@ -578,6 +525,9 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         requeued: AtomicU64::new(0),
         verdict: OnceLock::new(),
         busy: std::sync::atomic::AtomicUsize::new(0),
+        hand: Mutex::default(),
+        tally: Mutex::default(),
+        taking: Mutex::default(),
         waiting_since: Mutex::new(None),
         leaving: std::sync::atomic::AtomicBool::new(false),
         unsettled: Mutex::default(),
@@ -630,6 +580,8 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         results
     });
     drop(watcher);
+    // Jobs taken for runners that stopped before they started them.
+    d.hand_back(0);
     d.leave_waiting();
     // Alerts still being sent go out before the daemon ends, and one last try for the rest.
     for m in d.mailers.lock().expect("mailers").drain(..) {
@@ -645,6 +597,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         requeued: d.requeued.load(Ordering::Relaxed),
         elapsed: t0.elapsed(),
         stopped: results.iter().any(|r| matches!(r, Ok(End::Stopped))),
+        takes: d.tally.lock().expect("tally").clone(),
         error: None,
     };
     d.say(

@@ -32,7 +32,8 @@ struct Waiting {
 }
 
 impl Daemon<'_> {
-    /// Runs a taken job, counted as busy while it runs; a waiting daemon stops waiting.
+    /// Runs a taken job (counted as busy since its take, until it ends); a waiting daemon
+    /// stops waiting.
     pub(super) fn run_counted(
         &self,
         runner: usize,
@@ -40,7 +41,6 @@ impl Daemon<'_> {
         q: QueuedJob,
         path: &Path,
     ) -> Result<Option<End>> {
-        self.busy.fetch_add(1, Ordering::SeqCst);
         self.leave_waiting();
         let r = self.run(runner, queue, q, path);
         self.busy.fetch_sub(1, Ordering::SeqCst);

@@ -1,0 +1,268 @@
+//! How a daemon's runners take jobs: in one locked step of a queue, as many runnable lines
+//! as the daemon has runners without a job (the taker's and the rest for its idle
+//! runners, who find them in the daemon's hand), each written to its running record inside
+//! the lock before the lines leave the file. One lock, one read and one rewrite of the
+//! queue serve a whole host: with many hosts of many runners the queue's lock no longer
+//! bounds the takes. A take never asks for more than the daemon can start at once, so no
+//! job waits in a hand while a runner elsewhere could run it, and the critical path is not
+//! longer for it. Jobs still in the hand when the daemon stops or its host is given back to
+//! its user are handed back: requeued at the top of their queue in their order, no attempt
+//! used.
+
+use super::*;
+
+/// A job taken from `queue`, in its running record at `path` (a `stop` line has none).
+#[derive(Clone, Debug)]
+pub(super) struct Taken {
+    pub queue: Queue,
+    pub line: QueueLine,
+    pub path: PathBuf,
+}
+
+/// A wait for a queue's lock this long is said in the log.
+const SLOW_LOCK: Duration = Duration::from_secs(5);
+
+/// What a daemon's takes cost: how many locked steps, how many lines they took, and how
+/// long each waited for the queue's lock and held it (the daemon's summary reports them).
+#[derive(Clone, Debug, Default)]
+pub struct TakeTally {
+    /// Locked steps, including those that found nothing to take.
+    pub takes: u64,
+    /// Lines taken (jobs and `stop`s).
+    pub lines: u64,
+    /// Each take's wait for the lock, in microseconds.
+    pub waits_us: Vec<u64>,
+    pub held: Duration,
+}
+
+impl TakeTally {
+    fn add(&mut self, took: &crate::queue::file::Took) {
+        self.takes += 1;
+        self.lines += took.lines.len() as u64;
+        self.waits_us.push(took.times.wait.as_micros() as u64);
+        self.held += took.times.held;
+    }
+
+    /// The waits' total.
+    pub fn waited(&self) -> Duration {
+        Duration::from_micros(self.waits_us.iter().sum())
+    }
+
+    /// The `q`-quantile (0..=1) of the waits (zero without takes).
+    pub fn wait_quantile(&self, q: f64) -> Duration {
+        let mut w = self.waits_us.clone();
+        w.sort_unstable();
+        match w.len() {
+            0 => Duration::ZERO,
+            n => Duration::from_micros(w[((n - 1) as f64 * q).round() as usize]),
+        }
+    }
+}
+
+impl Daemon<'_> {
+    /// A new running record's path: this host, daemon and taking runner, the take's number
+    /// and the job, so the record of one job is never the record of another.
+    fn record_path(&self, runner: usize, job: &Job) -> PathBuf {
+        let take = self.takes.fetch_add(1, Ordering::Relaxed);
+        record::running_dir(self.site).join(format!(
+            "{}-{}-{runner}-{take}.{}",
+            self.opts.host,
+            std::process::id(),
+            held::key(job).replace('/', ".")
+        ))
+    }
+
+    pub(super) fn runnable(
+        &self,
+        line: &QueueLine,
+        ready: &mut Readiness,
+        gates: &mut Gates,
+    ) -> Result<bool> {
+        match line {
+            QueueLine::Stop => Ok(true),
+            QueueLine::Job(q) => {
+                let job = q.job()?;
+                Ok((self.opts.dry_run || ready.runnable(&job)?) && gates.gate(&job) == Gate::Open)
+            }
+        }
+    }
+
+    pub(super) fn gates(&self) -> Gates<'_> {
+        Gates::new(self.site, self.opts.policy, now_secs())
+    }
+
+    /// The next job for `runner`: one from the hand, or a new take. A job returned counts
+    /// as busy until [`Daemon::run_counted`] ends it.
+    pub(super) fn take(&self, runner: usize) -> Result<Option<Taken>> {
+        if self.paused() {
+            self.hand_back(runner);
+            return Ok(None);
+        }
+        let _one_at_a_time = self.taking.lock().expect("taking");
+        if let Some(t) = self.hand.lock().expect("hand").pop_front() {
+            self.busy.fetch_add(1, Ordering::SeqCst);
+            return Ok(Some(t));
+        }
+        let mut taken = self.take_from_queues(runner)?.into_iter();
+        let Some(first) = taken.next() else {
+            return Ok(None);
+        };
+        if matches!(first.line, QueueLine::Job(_)) {
+            self.busy.fetch_add(1, Ordering::SeqCst);
+        }
+        let mut hand = self.hand.lock().expect("hand");
+        hand.extend(taken);
+        if !hand.is_empty() {
+            drop(hand);
+            self.wake.bump();
+        }
+        Ok(Some(first))
+    }
+
+    /// Runnable lines of the first queue that has one, in one locked step: as many as this
+    /// daemon has runners without a job once the lock is held (whoever became free while
+    /// the taker waited for it is served too: the busier the lock, the larger the takes).
+    /// Each job's running record is written (durably, side by side) inside the lock.
+    fn take_from_queues(&self, runner: usize) -> Result<Vec<Taken>> {
+        for queue in &self.opts.queues {
+            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
+            if !queue.peek(|l| self.runnable(l, &mut ready, &mut gates))? {
+                continue;
+            }
+            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
+            let mut paths = Vec::new();
+            let mut log = |m: String| self.say(runner, &m);
+            let took = queue.take_many(
+                &self.here,
+                &mut log,
+                || {
+                    self.opts
+                        .runners
+                        .saturating_sub(self.busy.load(Ordering::SeqCst))
+                },
+                |l| self.runnable(l, &mut ready, &mut gates),
+                |lines| {
+                    paths = self.write_records(runner, queue, lines)?;
+                    fault::point("take.recorded");
+                    Ok(())
+                },
+            )?;
+            self.tally.lock().expect("tally").add(&took);
+            if took.times.wait > SLOW_LOCK {
+                self.say(
+                    runner,
+                    &format!(
+                        "waited {:.1}s for the lock of {} (a slow file server, or too many takers)",
+                        took.times.wait.as_secs_f64(),
+                        queue.name
+                    ),
+                );
+            }
+            if took.lines.is_empty() {
+                continue;
+            }
+            fault::point("take.done");
+            return Ok(took
+                .lines
+                .into_iter()
+                .zip(paths)
+                .map(|(line, path)| Taken {
+                    queue: queue.clone(),
+                    line,
+                    path,
+                })
+                .collect());
+        }
+        Ok(Vec::new())
+    }
+
+    /// The running records of the taken `lines` (a `stop` gets an empty path and no record),
+    /// each synced to disk; written side by side, so that a take of many jobs waits for
+    /// about one journal commit rather than one per job. If one fails, those written are
+    /// removed and the take fails with the queue unchanged.
+    fn write_records(
+        &self,
+        runner: usize,
+        queue: &Queue,
+        lines: &[QueueLine],
+    ) -> Result<Vec<PathBuf>> {
+        let pid = std::process::id();
+        let pid_start = process_start(pid).unwrap_or(0);
+        let mut records = Vec::new();
+        for l in lines {
+            let QueueLine::Job(q) = l else {
+                records.push(None);
+                continue;
+            };
+            let rec = RunningRecord {
+                host: self.opts.host.clone(),
+                boot_id: self.here.boot_id.clone(),
+                pid,
+                pid_start,
+                child: 0,
+                child_start: 0,
+                queue: queue.name.to_string(),
+                line: l.to_string(),
+                since: now_secs(),
+                failed: None,
+            };
+            records.push(Some((self.record_path(runner, &q.job()?), rec)));
+        }
+        let write = |r: &Option<(PathBuf, RunningRecord)>| match r {
+            Some((path, rec)) => rec.write(path, true),
+            None => Ok(()),
+        };
+        let results: Vec<Result<()>> = match records.len() {
+            1 => vec![write(&records[0])],
+            _ => std::thread::scope(|s| {
+                let handles: Vec<_> = records.iter().map(|r| s.spawn(move || write(r))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err("writing a running record panicked".into()))
+                    })
+                    .collect()
+            }),
+        };
+        if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
+            let e = e.to_string();
+            for (path, _) in records.iter().flatten() {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e.into());
+        }
+        Ok(records
+            .into_iter()
+            .map(|r| r.map(|(p, _)| p).unwrap_or_default())
+            .collect())
+    }
+
+    /// Requeues the jobs still in the hand (the daemon stops, or its host was given back to
+    /// its user): each goes back to the top of its queue, the last taken first so that
+    /// they keep their order, and uses no attempt. A settling that fails is kept and tried
+    /// again, like any other.
+    pub(super) fn hand_back(&self, runner: usize) {
+        let jobs: Vec<Taken> = self.hand.lock().expect("hand").drain(..).collect();
+        for t in jobs.iter().rev() {
+            let rec = std::fs::read_to_string(&t.path)
+                .ok()
+                .and_then(|text| RunningRecord::parse(&text));
+            match rec {
+                Some(rec) => {
+                    if let Err(e) = self.settle(runner, &t.path, &rec, &Ending::Stopped) {
+                        self.say(runner, &format!("handing back \"{}\": {e}", t.line));
+                    }
+                }
+                None => self.say(
+                    runner,
+                    &format!(
+                        "handing back \"{}\": its running record {} is unreadable; it is settled once this daemon is gone",
+                        t.line,
+                        t.path.display()
+                    ),
+                ),
+            }
+        }
+    }
+}
