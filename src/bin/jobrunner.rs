@@ -52,6 +52,10 @@ enum Command {
         /// Only parse and check the job (a trivial job, for measuring the queues).
         #[arg(long)]
         dry_run: bool,
+        /// With --dry-run: then wait this long (a stop request ends the wait as a
+        /// checkpoint, exit 3).
+        #[arg(long, default_value_t = 0.0, requires = "dry_run")]
+        dry_run_secs: f64,
         /// Run as a runner's background job: nice 19, idle I/O class, and stop at a
         /// checkpoint if the runner (the parent process) dies.
         #[arg(long)]
@@ -84,6 +88,13 @@ enum Command {
         /// Trivial jobs: children only check the job (measures the queue machinery).
         #[arg(long)]
         dry_run: bool,
+        /// With --dry-run: each job then waits this long (simulates a pool's phase jobs).
+        #[arg(long, default_value_t = 0.0, requires = "dry_run")]
+        dry_run_secs: f64,
+        /// At most this many jobs a take [default: as many as the runners without a job]
+        /// (1 takes the queue's lock once for each job).
+        #[arg(long)]
+        max_take: Option<usize>,
     },
     /// Run as a Slurm pilot (what `dbstart --slurm` submits; inside a Slurm job only): a
     /// daemon named after the array task (`slurm-<array job>_<task>`), one runner per CPU
@@ -194,12 +205,17 @@ fn main() -> ExitCode {
         Command::Run {
             job,
             dry_run,
+            dry_run_secs,
             background,
             ..
         } => {
             if background && let Err(e) = nowdb::runner::become_background_job() {
                 return nowdb::cli::finish("jobrunner", Err(e.into()));
             }
+            let dry_run = match dry_run_length(dry_run, dry_run_secs) {
+                Ok(d) => d,
+                Err(e) => return nowdb::cli::finish("jobrunner", Err(e)),
+            };
             match nowdb::runner::run_one(&site, &job.join(" "), &run, dry_run, json, &mut out) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(3),
@@ -214,7 +230,21 @@ fn main() -> ExitCode {
             poll_secs,
             until_empty,
             dry_run,
+            dry_run_secs,
+            max_take,
         } => {
+            let dry_run = match dry_run_length(dry_run, dry_run_secs) {
+                Ok(d) => d,
+                Err(e) => return nowdb::cli::finish("jobrunner", Err(e)),
+            };
+            if max_take == Some(0) {
+                return nowdb::cli::finish(
+                    "jobrunner",
+                    Err("--max-take 0: a take must be allowed at least one job"
+                        .to_string()
+                        .into()),
+                );
+            }
             if !(poll_secs > 0.0 && poll_secs.is_finite()) {
                 return nowdb::cli::finish(
                     "jobrunner",
@@ -234,6 +264,7 @@ fn main() -> ExitCode {
                 poll: std::time::Duration::from_secs_f64(poll_secs),
                 until_empty,
                 dry_run,
+                max_take,
                 max_waiting: None,
             };
             let r = nowdb::runner::daemon_command(&site, &a, json, &mut out);
@@ -293,4 +324,17 @@ fn main() -> ExitCode {
             nowdb::cli::finish("jobrunner", r)
         }
     }
+}
+
+/// `--dry-run` and `--dry-run-secs` as the library takes them.
+fn dry_run_length(
+    dry_run: bool,
+    secs: f64,
+) -> Result<Option<std::time::Duration>, nowdb::cli::CliError> {
+    if !(secs >= 0.0 && secs.is_finite()) {
+        return Err(
+            format!("--dry-run-secs {secs}: must be a number of seconds, 0 or more").into(),
+        );
+    }
+    Ok(dry_run.then(|| std::time::Duration::from_secs_f64(secs)))
 }

@@ -38,8 +38,12 @@ pub fn command(
         .arg("--json")
         .arg("run")
         .arg("--background");
-    if opts.dry_run {
+    if let Some(length) = opts.dry_run {
         cmd.arg("--dry-run");
+        if !length.is_zero() {
+            cmd.arg("--dry-run-secs")
+                .arg(length.as_secs_f64().to_string());
+        }
     }
     cmd.arg(job.to_string())
         .stdin(Stdio::null())

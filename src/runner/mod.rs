@@ -26,13 +26,14 @@ fn stats_json(s: &PhaseStats) -> serde_json::Value {
 /// `jobrunner run JOB`: runs (or resumes) one job and reports its statistics. A SIGTERM or
 /// the deadline checkpoints it; the exit is then 3 so a caller can requeue the rest.
 ///
-/// With `dry_run` the job is only parsed and checked (the daemon's trivial jobs, which
-/// measure the queue machinery).
+/// With `dry_run` the job is only parsed and checked, then takes the given time (the
+/// daemon's trivial jobs, which measure the queue machinery; a stop request ends the wait
+/// as a checkpoint would, exit 3).
 pub fn run_one(
     site: &Site,
     job_text: &str,
     run: &RunOptions,
-    dry_run: bool,
+    dry_run: Option<Duration>,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<bool, CliError> {
@@ -40,16 +41,15 @@ pub fn run_one(
     crate::fault::point("job.start");
     // Said in the report, so a log shows that a requeued job went on from its checkpoint.
     let resumed = match dry_run {
-        true => None,
-        false => crate::solve::checkpoint::load(site, &job)?
+        Some(_) => None,
+        None => crate::solve::checkpoint::load(site, &job)?
             .filter(|c| !c.complete)
             .map(|c| c.next),
     };
     let t0 = Instant::now();
-    let outcome = if dry_run {
-        Outcome::Done(PhaseStats::default())
-    } else {
-        run_job(site, &job, run)?
+    let outcome = match dry_run {
+        Some(length) => dry_run_job(&job, length, run),
+        None => run_job(site, &job, run)?,
     };
     let secs = t0.elapsed().as_secs_f64();
     let (done, next, stats) = match outcome {
@@ -82,6 +82,28 @@ pub fn run_one(
     }
     .map_err(output_error)?;
     Ok(done)
+}
+
+/// A dry-run job: `length` of waiting, ended early by a stop request (SIGTERM) or the
+/// deadline as a checkpoint would end a real job.
+fn dry_run_job(job: &Job, length: Duration, run: &RunOptions) -> Outcome {
+    let end = Instant::now() + length;
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            return Outcome::Done(PhaseStats::default());
+        }
+        let stopped = run
+            .stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+        if stopped || run.deadline.is_some_and(|d| now >= d) {
+            return Outcome::Stopped {
+                next: job.first,
+                stats: PhaseStats::default(),
+            };
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
 }
 
 fn rate(positions: u64, d: Duration) -> f64 {
@@ -220,7 +242,10 @@ pub struct DaemonArgs {
     pub checkpoint_secs: Option<u64>,
     pub poll: Duration,
     pub until_empty: bool,
-    pub dry_run: bool,
+    /// Dry-run jobs of this length (see [`daemon::DaemonOptions::dry_run`]).
+    pub dry_run: Option<Duration>,
+    /// At most this many jobs a take (see [`daemon::DaemonOptions::max_take`]).
+    pub max_take: Option<usize>,
     /// At most this many daemons of the site wait with nothing runnable (see
     /// [`daemon::DaemonOptions::max_waiting`]).
     pub max_waiting: Option<usize>,
@@ -291,6 +316,7 @@ pub fn daemon_options(site: &Site, a: &DaemonArgs) -> crate::error::Result<daemo
         poll: a.poll,
         until_empty: a.until_empty,
         dry_run: a.dry_run,
+        max_take: a.max_take.unwrap_or(usize::MAX).max(1),
         exe: std::env::current_exe().map_err(|e| Error::io("finding jobrunner itself", e))?,
         echo: true,
         mail,

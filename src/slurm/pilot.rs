@@ -67,7 +67,8 @@ pub fn pilot_command(
         checkpoint_secs: a.checkpoint_secs,
         poll: a.poll,
         until_empty: true,
-        dry_run: false,
+        dry_run: None,
+        max_take: None,
         max_waiting: a.max_waiting,
     };
     let mut opts = crate::runner::daemon_options(site, &args)?;

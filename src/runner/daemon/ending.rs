@@ -54,7 +54,7 @@ impl Daemon<'_> {
             any |= q.peek(|l| match l {
                 QueueLine::Job(j) => {
                     let job = j.job()?;
-                    Ok((self.opts.dry_run || ready.runnable(&job)?)
+                    Ok((self.opts.dry_run.is_some() || ready.runnable(&job)?)
                         && matches!(gates.gate(&job), Gate::Open | Gate::Wait(_)))
                 }
                 QueueLine::Stop => Ok(true),

@@ -72,8 +72,12 @@ pub struct DaemonOptions {
     pub poll: Duration,
     /// Exit once the queues are empty and nothing runs anywhere.
     pub until_empty: bool,
-    /// Trivial jobs: the child only checks the job (measures the queue machinery).
-    pub dry_run: bool,
+    /// Trivial jobs of this length: the child only checks the job, then waits (measures the
+    /// queue machinery, and a pool of many runners by simulation).
+    pub dry_run: Option<Duration>,
+    /// At most this many jobs a take (1: a locked step for each job, as before takes
+    /// served the whole daemon).
+    pub max_take: usize,
     /// The `jobrunner` binary the children run.
     pub exe: PathBuf,
     /// Also print log lines on stderr.
@@ -324,7 +328,7 @@ impl Daemon<'_> {
         let _ = std::fs::remove_file(self.output_path(path));
         done::write(self.site, job, stats, &self.opts.host, secs)?;
         fault::point("done.recorded");
-        if !self.opts.dry_run {
+        if self.opts.dry_run.is_none() {
             let mut log = |m: String| self.say(runner, &m);
             if let Err(e) = pairs::advance(self.site, queue, &self.here, job, &mut log) {
                 // Done, but its pair did not move on (a lock or a file server away): the

@@ -82,7 +82,8 @@ impl Daemon<'_> {
             QueueLine::Stop => Ok(true),
             QueueLine::Job(q) => {
                 let job = q.job()?;
-                Ok((self.opts.dry_run || ready.runnable(&job)?) && gates.gate(&job) == Gate::Open)
+                Ok((self.opts.dry_run.is_some() || ready.runnable(&job)?)
+                    && gates.gate(&job) == Gate::Open)
             }
         }
     }
@@ -136,9 +137,11 @@ impl Daemon<'_> {
                 &self.here,
                 &mut log,
                 || {
-                    self.opts
+                    let free = self
+                        .opts
                         .runners
-                        .saturating_sub(self.busy.load(Ordering::SeqCst))
+                        .saturating_sub(self.busy.load(Ordering::SeqCst));
+                    free.min(self.opts.max_take)
                 },
                 |l| self.runnable(l, &mut ready, &mut gates),
                 |lines| {
