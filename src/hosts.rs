@@ -221,9 +221,12 @@ impl RetryPolicy {
 /// A host name names files (`logs/<host>.log`, `running/<host>-...`) and fields of the
 /// line-based state files: no white space, control characters or '/'.
 pub fn check_name(name: &str) -> Result<(), HostsProblem> {
-    if name
-        .chars()
-        .any(|c| c.is_whitespace() || c.is_control() || c == '/')
+    // Nor a leading dot: files named after a host (running records, heartbeats) would be
+    // taken for temporaries and hidden files, which readers skip.
+    if name.starts_with('.')
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '/')
     {
         return Err(HostsProblem::BadName(name.to_string()));
     }

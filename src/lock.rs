@@ -99,7 +99,7 @@ impl LockOwner {
 }
 
 /// The longest pause between two tries for a held lock.
-const MAX_PAUSE: Duration = Duration::from_millis(8);
+const MAX_PAUSE: Duration = Duration::from_millis(50);
 
 /// Up to `pause` more, from the clock's nanoseconds (no generator state to share).
 fn jitter(pause: Duration) -> Duration {
@@ -210,10 +210,9 @@ impl LockFile {
                     ),
                 ));
             }
-            // Jittered, so that waiters who started together do not keep colliding, and
-            // capped low: a waiter asleep for long while the lock is free makes the others'
-            // waits longer (at 50 ms, one take in a hundred waited over half a second with
-            // 64 runners on one queue).
+            // Jittered, so that waiters who started together do not keep colliding. Capped
+            // at 50 ms: on a network filesystem each try is several round trips to the file
+            // server, which the lock's holder waits behind (8 ms starved holders over sshfs).
             std::thread::sleep(pause + jitter(pause));
             pause = (pause * 2).min(MAX_PAUSE);
         }

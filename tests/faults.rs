@@ -681,3 +681,127 @@ cp -a {s}/. {o}/
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// The jobs of a dry-run site: each job's range, from the queue lines, the running records
+/// and the done records, counted where each is.
+fn where_dry_jobs(site: &Path) -> (Vec<(u64, u64)>, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    let s = Site::new(site);
+    let range = |j: Job| (j.first, j.last);
+    let queued: Vec<_> = Queue::named(site, "p")
+        .unwrap()
+        .read_checked()
+        .unwrap()
+        .into_iter()
+        .filter_map(|(_, l)| match l {
+            Some(QueueLine::Job(q)) => Some(range(q.job().unwrap())),
+            _ => None,
+        })
+        .collect();
+    let running: Vec<_> = record::read_all(&s)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| range(r.job().unwrap().1))
+        .collect();
+    let mut done = Vec::new();
+    for f in std::fs::read_dir(site.join("done/2222.66"))
+        .into_iter()
+        .flatten()
+    {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        let parts: Vec<&str> = name.split('-').collect();
+        done.push((parts[2].parse().unwrap(), parts[3].parse().unwrap()));
+    }
+    (queued, running, done)
+}
+
+#[test]
+fn a_daemon_killed_inside_a_take_of_many_jobs_or_stopped_with_them_loses_none() {
+    let site = fixture::scratch("faults", "many-takes");
+    fixture::ok(
+        ADDQ,
+        &site,
+        &["--positions", "1000000", "p", "lookup", "2222.66"],
+    );
+    let planned = where_dry_jobs(&site).0;
+    assert!(planned.len() > 1000, "{} jobs", planned.len());
+    let dry = |extra: &[&str], env: Option<String>| {
+        let mut c = fixture::command(JOBRUNNER, &site);
+        c.args([
+            "daemon",
+            "--dry-run",
+            "--host",
+            "t",
+            "--queues",
+            "p",
+            "--runners",
+            "8",
+        ])
+        .args(["--poll-secs", "0.3"])
+        .args(extra);
+        if let Some(e) = env {
+            c.env("NOWDB_FAULT", e);
+        }
+        c
+    };
+    let killed = |point: &str| {
+        let out = dry(&["--until-empty"], Some(format!("{point}=kill@1")))
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(9), "{}", tail(&text(&out.stderr)));
+    };
+    // Killed with eight records written and the lines still in the queue: each job is in
+    // two places, never in none.
+    killed("take.recorded");
+    let (queued, running, done) = where_dry_jobs(&site);
+    assert_eq!(queued, planned);
+    assert_eq!(running.len(), 8, "one take for the eight runners");
+    assert!(running.iter().all(|r| queued.contains(r)) && done.is_empty());
+    // The next daemon settles them without queueing them twice, takes eight, and is killed
+    // with them in their records only.
+    killed("take.done");
+    let (queued, running, _) = where_dry_jobs(&site);
+    assert_eq!(running.len(), 8, "{running:?}");
+    assert_eq!(queued.len() + running.len(), planned.len());
+    assert!(running.iter().all(|r| !queued.contains(r)));
+    // SIGTERM while the runners hold jobs of a second each: they are requeued together at
+    // the top, in the order of their ranges, with no attempt used.
+    let mut d = spawn(dry(&["--dry-run-secs", "1"], None), &site, "stopped");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while where_dry_jobs(&site).2.len() < 8 {
+        assert!(Instant::now() < deadline, "no job finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(d.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert!(d.wait().unwrap().success());
+    let err = read_stderr(&site, "stopped");
+    let (queued, running, done) = where_dry_jobs(&site);
+    assert!(running.is_empty(), "{running:?}\n{}", tail(&err));
+    assert_eq!(queued.len() + done.len(), planned.len(), "{}", tail(&err));
+    let requeued = err
+        .matches("(stopped at a checkpoint): requeued at the top")
+        .count();
+    assert!(requeued >= 1, "{}", tail(&err));
+    let top: Vec<(u64, u64)> = queued[..requeued].to_vec();
+    let mut sorted = top.clone();
+    sorted.sort();
+    assert_eq!(top, sorted, "requeued in the order of their ranges");
+    // The rest drains, each job done once.
+    let out = dry(&["--until-empty"], None).output().unwrap();
+    assert!(out.status.success(), "{}", tail(&text(&out.stderr)));
+    let (queued, running, mut done) = where_dry_jobs(&site);
+    assert!(queued.is_empty() && running.is_empty());
+    done.sort();
+    let mut all = planned.clone();
+    all.sort();
+    assert_eq!(done, all);
+    assert!(
+        held::list(&Site::new(&site)).unwrap().is_empty(),
+        "no attempt used"
+    );
+    std::fs::remove_dir_all(&site).unwrap();
+}

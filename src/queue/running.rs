@@ -128,8 +128,10 @@ pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)
 fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecord)>> {
     let mut out = Vec::new();
     for (name, path) in crate::files::list(&running_dir(site)).map_err(|e| e.to_string())? {
-        // (`.tmp`: a temporary of an older version, which named them so.)
-        if !name.starts_with(prefix) || name.ends_with(".tmp") {
+        // Not records: temporaries (`.tmp`, and `.NAME.PID.tmp` while one is written) and
+        // FUSE's `.fuse_hidden*` (sshfs renames a removed file that is still open to that
+        // until its last close reaches it).
+        if !name.starts_with(prefix) || name.ends_with(".tmp") || name.starts_with('.') {
             continue;
         }
         let text = match std::fs::read_to_string(&path) {
@@ -257,6 +259,83 @@ pub fn settle(
             }
         },
     )
+}
+
+/// Requeues, in one locked step per queue, the jobs of running records that stopped at a
+/// checkpoint (a daemon's runners stopping together on SIGTERM, or the jobs it took and had
+/// not started): back at the top of their queues in the explicit-range form, in the order of
+/// their ranges, no attempt used; then the records go, still inside the lock. One lock for
+/// all of them, where settling each ([`settle`]) takes it once a job: a pilot of 32 runners
+/// preempted on a network filesystem otherwise queues 32 takers for the lock at once.
+/// Left alone, and not returned: a record gone or changed since, and a job whose done record
+/// exists (for [`settle`], which moves its pair on). Returns the records it settled.
+pub fn settle_stopped(
+    site: &Site,
+    here: &Machine,
+    records: &[(PathBuf, RunningRecord)],
+    log: &mut dyn FnMut(String),
+) -> Result<Vec<PathBuf>> {
+    let mut settled = Vec::new();
+    let mut queues: Vec<&str> = records.iter().map(|(_, r)| r.queue.as_str()).collect();
+    queues.sort_unstable();
+    queues.dedup();
+    for name in queues {
+        let queue = Queue::named(site.root(), name)?;
+        let mut group: Vec<(&PathBuf, &RunningRecord, QueuedJob, Job)> = Vec::new();
+        for (path, rec) in records.iter().filter(|(_, r)| r.queue == name) {
+            let (q, job) = rec.job()?;
+            group.push((path, rec, q, job));
+        }
+        group.sort_by_key(|(_, _, _, j)| {
+            (j.slice.to_string(), j.phase.to_string(), j.round, j.first)
+        });
+        // Jobs other runners hold (a crash can leave a job in two places): not queued again.
+        let mine: std::collections::HashSet<&PathBuf> = group.iter().map(|g| g.0).collect();
+        let elsewhere: std::collections::HashSet<Job> = read_all(site)?
+            .iter()
+            .filter(|(p, _)| !mine.contains(p))
+            .filter_map(|(_, r)| r.job().ok().map(|(_, j)| j))
+            .collect();
+        let done = queue.with_lines_then(
+            here,
+            log,
+            |lines| {
+                let queued: std::collections::HashSet<Job> = lines
+                    .iter()
+                    .filter_map(|e| match e.parse() {
+                        Ok(Some(QueueLine::Job(q))) => q.job().ok(),
+                        _ => None,
+                    })
+                    .collect();
+                let (mut new, mut gone) = (Vec::new(), Vec::new());
+                for (path, rec, q, job) in &group {
+                    if !is_current(path, rec)?
+                        || crate::queue::done::record_path(site, job).exists()
+                    {
+                        continue;
+                    }
+                    gone.push((*path).clone());
+                    if queued.contains(job) || elsewhere.contains(job) {
+                        continue;
+                    }
+                    new.push(crate::queue::file::Entry {
+                        line: 0,
+                        text: QueueLine::Job(QueuedJob::explicit(job, q.n)).to_string(),
+                    });
+                }
+                let changed = !new.is_empty();
+                new.append(lines);
+                *lines = new;
+                Ok((gone, changed))
+            },
+            |gone| {
+                fault::point("settle.queued");
+                gone.iter().try_for_each(|p| remove_record(p))
+            },
+        )?;
+        settled.extend(done);
+    }
+    Ok(settled)
 }
 
 /// Whether the record at `path` is still `rec` (a missing file is not; any other error to
@@ -458,6 +537,83 @@ mod tests {
         );
         assert!(!path.exists());
         assert_eq!(queue.read_unlocked().unwrap().len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn stopped_jobs_are_requeued_together_in_order_and_only_once() {
+        let (dir, site, here) = test_site("settle-stopped");
+        let rec = |pid: u32, n: u32| RunningRecord {
+            host: "h".into(),
+            boot_id: "b".into(),
+            pid,
+            pid_start: 1,
+            child: 0,
+            child_start: 0,
+            queue: "prime".into(),
+            line: format!("cap 2222.66 -max 08 -s 1 -n {n:02}"),
+            since: 5,
+            failed: None,
+        };
+        let queue = Queue::named(&dir, "p").unwrap();
+        std::fs::create_dir_all(dir.join("queues")).unwrap();
+        std::fs::write(queue.path(), "cap 2222.66 -max 08 -s 1 -n 07\n").unwrap();
+        // Stopped in another order than the queue's; job 5 is queued already (a crash left
+        // it in two places), job 6 another runner holds, job 4 had finished.
+        let mut records = Vec::new();
+        for n in [3, 1, 2, 5, 4] {
+            let path = running_dir(&site).join(format!("h-1-0-{n}.job"));
+            rec(1, n).write(&path, false).unwrap();
+            records.push((path, rec(1, n)));
+        }
+        std::fs::write(
+            queue.path(),
+            format!(
+                "{}\ncap 2222.66 -max 08 -s 1 -n 07\n",
+                rec(1, 5).job().unwrap().0
+            ),
+        )
+        .unwrap();
+        let other = running_dir(&site).join("h-2-0-6.job");
+        rec(2, 6).write(&other, false).unwrap();
+        records.push((other.clone(), rec(2, 6)));
+        let (_, finished) = rec(1, 4).job().unwrap();
+        crate::queue::done::write(&site, &finished, &Default::default(), "h", 0.1).unwrap();
+        // The other runner's record changed since it was read: left alone.
+        rec(3, 6).write(&other, false).unwrap();
+        let mut log = |_: String| {};
+        let settled = settle_stopped(&site, &here, &records, &mut log).unwrap();
+        assert_eq!(settled.len(), 4, "1, 2, 3 and 5 settled: {settled:?}");
+        let text: Vec<String> = queue
+            .read_unlocked()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.text)
+            .collect();
+        let explicit = |n: u32| {
+            let (q, job) = rec(1, n).job().unwrap();
+            QueuedJob::explicit(&job, q.n).to_string()
+        };
+        assert_eq!(
+            text,
+            [
+                explicit(1),
+                explicit(2),
+                explicit(3),
+                rec(1, 5).job().unwrap().0.to_string(),
+                "cap 2222.66 -max 08 -s 1 -n 07".to_string()
+            ]
+        );
+        let left: Vec<String> = read_all(&site)
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            left,
+            ["h-1-0-4.job", "h-2-0-6.job"],
+            "the finished and the changed stay"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

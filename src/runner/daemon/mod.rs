@@ -152,6 +152,8 @@ struct Daemon<'a> {
     /// at a time.
     hand: Mutex<std::collections::VecDeque<take::Taken>>,
     tally: Mutex<TakeTally>,
+    /// Jobs stopped at a checkpoint because the daemon stops, requeued together at its end.
+    stopped: Mutex<Vec<(PathBuf, RunningRecord)>>,
     taking: Mutex<()>,
     /// When this daemon began to wait with nothing runnable, while it does.
     waiting_since: Mutex<Option<u64>>,
@@ -271,6 +273,17 @@ impl Daemon<'_> {
                 output: Some(out.clone()),
             },
         };
+        // The daemon stops: its stopped jobs are requeued together once its runners end
+        // (`take::hand_back`), in one locked step rather than one each.
+        if matches!(ending, Ending::Stopped) && STOP.load(Ordering::Relaxed) {
+            let _ = std::fs::remove_file(&out);
+            self.stopped
+                .lock()
+                .expect("stopped")
+                .push((path.to_path_buf(), rec));
+            return Ok(Some(End::Stopped));
+        }
+        // (A failed attempt's settling keeps the output: removed after it.)
         self.settle(runner, path, &rec, &ending)?;
         let _ = std::fs::remove_file(&out);
         if matches!(ending, Ending::Stopped) {
@@ -531,6 +544,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         busy: std::sync::atomic::AtomicUsize::new(0),
         hand: Mutex::default(),
         tally: Mutex::default(),
+        stopped: Mutex::default(),
         taking: Mutex::default(),
         waiting_since: Mutex::new(None),
         leaving: std::sync::atomic::AtomicBool::new(false),
@@ -584,7 +598,8 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         results
     });
     drop(watcher);
-    // Jobs taken for runners that stopped before they started them.
+    // Jobs stopped by the daemon's stop, and those taken for runners that stopped before
+    // they started them.
     d.hand_back(0);
     d.leave_waiting();
     // Alerts still being sent go out before the daemon ends, and one last try for the rest.

@@ -242,21 +242,19 @@ impl Daemon<'_> {
     }
 
     /// Requeues the jobs still in the hand (the daemon stops, or its host was given back to
-    /// its user): each goes back to the top of its queue, the last taken first so that
-    /// they keep their order, and uses no attempt. A settling that fails is kept and tried
-    /// again, like any other.
+    /// its user) and those its stop ended at a checkpoint: all of a queue's in one locked
+    /// step (`record::settle_stopped`), back at its top in the order of their ranges, no
+    /// attempt used. What that leaves (a job that had finished, a settling that failed) is
+    /// settled one by one, which keeps and retries a failure like any other.
     pub(super) fn hand_back(&self, runner: usize) {
-        let jobs: Vec<Taken> = self.hand.lock().expect("hand").drain(..).collect();
-        for t in jobs.iter().rev() {
+        let mut records: Vec<(PathBuf, RunningRecord)> =
+            std::mem::take(&mut *self.stopped.lock().expect("stopped"));
+        for t in self.hand.lock().expect("hand").drain(..) {
             let rec = std::fs::read_to_string(&t.path)
                 .ok()
                 .and_then(|text| RunningRecord::parse(&text));
             match rec {
-                Some(rec) => {
-                    if let Err(e) = self.settle(runner, &t.path, &rec, &Ending::Stopped) {
-                        self.say(runner, &format!("handing back \"{}\": {e}", t.line));
-                    }
-                }
+                Some(rec) => records.push((t.path, rec)),
                 None => self.say(
                     runner,
                     &format!(
@@ -265,6 +263,32 @@ impl Daemon<'_> {
                         t.path.display()
                     ),
                 ),
+            }
+        }
+        if records.is_empty() {
+            return;
+        }
+        let mut log = |m: String| self.say(runner, &m);
+        let settled = record::settle_stopped(self.site, &self.here, &records, &mut log)
+            .unwrap_or_else(|e| {
+                self.say(
+                    runner,
+                    &format!("requeueing the stopped jobs together: {e}; one by one instead"),
+                );
+                Vec::new()
+            });
+        for (path, rec) in &records {
+            if settled.contains(path) {
+                self.requeued.fetch_add(1, Ordering::Relaxed);
+                self.say(
+                    runner,
+                    &format!(
+                        "\"{}\" (stopped at a checkpoint): requeued at the top of {}",
+                        rec.line, rec.queue
+                    ),
+                );
+            } else if let Err(e) = self.settle(runner, path, rec, &Ending::Stopped) {
+                self.say(runner, &format!("handing back \"{}\": {e}", rec.line));
             }
         }
     }
