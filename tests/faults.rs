@@ -682,9 +682,12 @@ cp -a {s}/. {o}/
     }
 }
 
+/// A job's range.
+type Range = (u64, u64);
+
 /// The jobs of a dry-run site: each job's range, from the queue lines, the running records
 /// and the done records, counted where each is.
-fn where_dry_jobs(site: &Path) -> (Vec<(u64, u64)>, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+fn where_dry_jobs(site: &Path) -> (Vec<Range>, Vec<Range>, Vec<Range>) {
     let s = Site::new(site);
     let range = |j: Job| (j.first, j.last);
     let queued: Vec<_> = Queue::named(site, "p")
