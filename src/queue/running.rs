@@ -487,6 +487,22 @@ mod tests {
         assert_eq!(RunningRecord::parse("host h\n"), None);
     }
 
+    /// The record of runner `pid` of host `h` that took `line` from prime, no child yet.
+    fn taken(pid: u32, line: &str) -> RunningRecord {
+        RunningRecord {
+            host: "h".into(),
+            boot_id: "b".into(),
+            pid,
+            pid_start: 1,
+            child: 0,
+            child_start: 0,
+            queue: "prime".into(),
+            line: line.into(),
+            since: 5,
+            failed: None,
+        }
+    }
+
     /// A scratch site, and this machine as host `h` of boot `b`.
     fn test_site(name: &str) -> (PathBuf, Site, Machine) {
         let dir = crate::files::test_dir(name);
@@ -543,18 +559,7 @@ mod tests {
     #[test]
     fn stopped_jobs_are_requeued_together_in_order_and_only_once() {
         let (dir, site, here) = test_site("settle-stopped");
-        let rec = |pid: u32, n: u32| RunningRecord {
-            host: "h".into(),
-            boot_id: "b".into(),
-            pid,
-            pid_start: 1,
-            child: 0,
-            child_start: 0,
-            queue: "prime".into(),
-            line: format!("cap 2222.66 -max 08 -s 1 -n {n:02}"),
-            since: 5,
-            failed: None,
-        };
+        let rec = |pid: u32, n: u32| taken(pid, &format!("cap 2222.66 -max 08 -s 1 -n {n:02}"));
         let queue = Queue::named(&dir, "p").unwrap();
         std::fs::create_dir_all(dir.join("queues")).unwrap();
         std::fs::write(queue.path(), "cap 2222.66 -max 08 -s 1 -n 07\n").unwrap();
@@ -620,18 +625,7 @@ mod tests {
     #[test]
     fn a_job_another_runner_took_is_not_queued_again_and_a_finished_one_not_rerun() {
         let (dir, site, here) = test_site("settle-twice");
-        let rec = |pid: u32| RunningRecord {
-            host: "h".into(),
-            boot_id: "b".into(),
-            pid,
-            pid_start: 1,
-            child: 0,
-            child_start: 0,
-            queue: "prime".into(),
-            line: "cap 2100.-- -max 01 -s 1 -n 00".into(),
-            since: 5,
-            failed: None,
-        };
+        let rec = |pid: u32| taken(pid, "cap 2100.-- -max 01 -s 1 -n 00");
         // A crash left the job in a dead runner's record and in the queue; another runner
         // took it from the queue since.
         let (dead, live) = (rec(1), rec(2));
