@@ -110,6 +110,8 @@ fn layers_point_down() {
         ],
     );
     never("monitor", &["watch", "status"]);
+    // The pilots recover lost pilots with the runners' own recovery, not wsmonitor's.
+    never("slurm", &["monitor", "watch", "status"]);
     never("watch", &["monitor", "status"]);
     // The HTTP server knows no domain: the explorer and the status page hand it routes.
     never(

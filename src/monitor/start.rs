@@ -84,12 +84,8 @@ impl Default for StartOptions {
 
 /// The jobrunner binary for `platform`.
 pub fn binary_for(site: &Site, platform: &str) -> Result<PathBuf, StartError> {
-    let in_site = site.root().join("bin").join(platform).join("jobrunner");
-    if in_site.exists() {
-        return Ok(in_site);
-    }
-    let exe = std::env::current_exe().map_err(spawn_error("finding this program".into()))?;
-    Ok(exe.with_file_name("jobrunner"))
+    crate::runner::host_files::jobrunner_for(site, platform)
+        .map_err(spawn_error("finding this program".into()))
 }
 
 /// `'text'` for a POSIX shell.

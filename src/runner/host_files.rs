@@ -5,6 +5,16 @@
 use crate::solve::Site;
 use std::path::PathBuf;
 
+/// The jobrunner a host of `platform` runs: the site's `bin/<platform>/jobrunner` when the
+/// site has one (hosts of several kinds), else the one beside this program.
+pub fn jobrunner_for(site: &Site, platform: &str) -> std::io::Result<PathBuf> {
+    let in_site = site.root().join("bin").join(platform).join("jobrunner");
+    if in_site.exists() {
+        return Ok(in_site);
+    }
+    Ok(std::env::current_exe()?.with_file_name("jobrunner"))
+}
+
 /// `pause/<host>`: while it exists the host's runners take no job.
 pub fn pause_path(site: &Site, host: &str) -> PathBuf {
     site.root().join("pause").join(host)

@@ -6,6 +6,7 @@ pub mod child;
 pub mod daemon;
 pub mod host_files;
 pub mod log;
+pub mod recover;
 /// Running records are queue state ([`crate::queue::running`]); kept under this name too.
 pub use crate::queue::running as record;
 mod stuck;

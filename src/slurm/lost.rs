@@ -120,9 +120,10 @@ pub fn recover_lost(
             keep_boot: None,
             taken_by: Some(now),
         };
-        crate::monitor::break_dead_locks(site, here, &dead, rep, now)?;
-        let jobs =
-            crate::monitor::requeue_host_jobs(site, here, &p.host, None, &why, policy, rep, now)?;
+        crate::runner::recover::break_dead_locks(site, here, &dead, rep, now)?;
+        let jobs = crate::runner::recover::requeue_host_jobs(
+            site, here, &p.host, None, &why, policy, rep, now,
+        )?;
         if !leftovers {
             PilotRecord {
                 state: "lost".into(),

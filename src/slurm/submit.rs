@@ -263,8 +263,8 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
     let jobrunner = match &o.jobrunner {
         Some(p) => std::path::absolute(p)
             .map_err(|e| crate::error::Error::io(format_args!("finding {}", p.display()), e))?,
-        None => crate::monitor::start::binary_for(site, "")
-            .map_err(|e| SubmitError::Bad(e.to_string()))?,
+        None => crate::runner::host_files::jobrunner_for(site, "")
+            .map_err(|e| crate::error::Error::io("finding this program", e))?,
     };
     if !jobrunner.is_file() {
         return Err(SubmitError::Bad(format!(
