@@ -13,19 +13,6 @@ use crate::solve::Site;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Slurm's states in which a job's processes may still live (a suspended pilot writes no
-/// heartbeat, yet it will go on).
-const ALIVE: [&str; 8] = [
-    "RUNNING",
-    "COMPLETING",
-    "CONFIGURING",
-    "SUSPENDED",
-    "STOPPED",
-    "SIGNALING",
-    "STAGE_OUT",
-    "RESIZING",
-];
-
 /// Runs `cmd` for at most `limit`; its standard output and error, or `None` when it could
 /// not be run or did not end in time (a controller that does not answer).
 pub(super) fn output_within(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
@@ -63,7 +50,11 @@ pub fn slurm_runs(job: &str) -> Option<bool> {
     }
     // No line at all: squeue no longer knows the job (it ended a while ago).
     let text = String::from_utf8_lossy(&out.stdout);
-    Some(text.lines().any(|s| ALIVE.contains(&s.trim())))
+    Some(
+        text.lines()
+            .filter(|s| !s.trim().is_empty())
+            .any(super::states::processes_may_live),
+    )
 }
 
 /// The last sign of life of a pilot: its heartbeat, or its start when it wrote none yet.

@@ -18,6 +18,7 @@
 
 pub mod lost;
 pub mod pilot;
+pub mod states;
 pub mod submit;
 
 use crate::error::{Error, Result};

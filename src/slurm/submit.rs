@@ -166,21 +166,7 @@ fn alive_pilots(o: &SubmitOptions, arrays: &[u64]) -> Result<usize, SubmitError>
             let mut w = l.split_whitespace();
             Some((w.next()?.parse::<u64>().ok()?, w.next()?.to_string()))
         })
-        .filter(|(a, state)| {
-            arrays.contains(a)
-                && !matches!(
-                    state.as_str(),
-                    "COMPLETED"
-                        | "CANCELLED"
-                        | "FAILED"
-                        | "TIMEOUT"
-                        | "NODE_FAIL"
-                        | "PREEMPTED"
-                        | "OUT_OF_MEMORY"
-                        | "BOOT_FAIL"
-                        | "DEADLINE"
-                )
-        })
+        .filter(|(a, state)| arrays.contains(a) && !super::states::ended(state))
         .count())
 }
 
