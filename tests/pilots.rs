@@ -3,7 +3,9 @@
 //! - A pilot whose heartbeat stopped is recovered (its locks broken, its jobs requeued at the
 //!   top with an attempt used, its record marked lost, the operator mailed) only once Slurm
 //!   no longer runs it; a silent pilot Slurm still runs (suspended, a slow file server) and a
-//!   pilot with a fresh heartbeat are left alone.
+//!   pilot with a fresh heartbeat are left alone. Only the first fresh pilot asks Slurm; a
+//!   torn pilot record is shown by `dbstatus runners` and its pilot still recovered, judged
+//!   from the file's name.
 //! - `jobrunner pilot` (given the environment Slurm gives a job) with `--max-waiting 1`:
 //!   of three pilots with nothing runnable while a job runs elsewhere, two end and one waits;
 //!   it ends when the build is done. Outside Slurm it says so.
@@ -99,14 +101,46 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     let (left, _) = running_record_of(&root, "slurm-40_4", "lookup 2100.-- -max 01 -s 1 -n 00");
     let (record, rec) = running_record(&root, "slurm-40_1");
     let (_, job) = rec.job().unwrap();
+    // Pilot 5's record is torn (a full disk): its file's name still names its Slurm job, and
+    // it had a job.
+    let torn = root.join("slurm/pilots/slurm-40_5.r1");
+    std::fs::write(&torn, "host = \"slurm-40_5.r1\"\njob_id = 4").unwrap();
+    let (torn_job, _) = running_record_of(&root, "slurm-40_5.r1", "cap 1100.-- 0 992 -n 00");
+    // This pilot (the first in array order, fresh) is the one that asks Slurm.
+    pilot_record(&here.host, 40, now - 500)
+        .write(&site)
+        .unwrap();
+    nowdb::monitor::write_heartbeat(&site, &here.host, "boot-of-n1", now - 1).unwrap();
     let policy = nowdb::queue::held::RetryPolicy::default();
     let after = Duration::from_secs(120);
-    let recover = |runs: &dyn Fn(&str) -> Option<bool>| {
-        let mut rep =
-            nowdb::mail::Reporter::open(&root, "slurm", "pilot slurm-40_0", "slurm-40_0", None)
-                .unwrap();
-        nowdb::slurm::lost::recover_lost(&site, &here, &policy, after, runs, &mut rep, now).unwrap()
+    let recover_as = |me: &Machine, runs: &dyn Fn(&str) -> Option<bool>| {
+        let mut rep = nowdb::mail::Reporter::open(&root, "slurm", "pilot", &me.host, None).unwrap();
+        nowdb::slurm::lost::recover_lost(&site, me, &policy, after, runs, &mut rep, now).unwrap()
     };
+    let recover = |runs: &dyn Fn(&str) -> Option<bool>| {
+        let r = recover_as(&here, runs);
+        assert!(r.asked);
+        assert!(
+            r.bad.is_empty() || r.bad[0].contains("slurm-40_5.r1: corrupt pilot record"),
+            "{:?}",
+            r.bad
+        );
+        r.done
+    };
+    // The operator sees the torn record.
+    let out = fixture::ok(DBSTATUS, &root, &["runners"]);
+    assert!(out.contains("slurm-40_5.r1: corrupt pilot record"), "{out}");
+    // Another fresh pilot leaves Slurm alone: one asker, not every pilot.
+    let other = Machine {
+        host: "slurm-40_3".into(),
+        boot_id: "boot-of-n2".into(),
+    };
+    let asked = std::cell::Cell::new(0);
+    let r = recover_as(&other, &|_| {
+        asked.set(asked.get() + 1);
+        Some(false)
+    });
+    assert!(!r.asked && r.done.is_empty() && asked.get() == 0, "{r:?}");
 
     // Slurm still runs them, or cannot be asked: nothing is touched.
     assert!(recover(&|_| Some(true)).is_empty());
@@ -114,39 +148,52 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     assert!(record.exists());
     // Slurm no longer runs any of them; 40_43 has a fresh heartbeat and is left alone.
     let done = recover(&|_| Some(false));
-    assert_eq!(done.len(), 3, "{done:?}");
+    assert_eq!(done.len(), 4, "{done:?}");
+    // In array order: the torn record's pilot is task 5.
+    assert!(
+        done[0].contains("pilot slurm-40_5.r1 (Slurm job 40_5 on unknown) lost: no heartbeat ever")
+            && done[0].contains("requeued 1 job(s)"),
+        "{done:?}"
+    );
+    assert!(!torn_job.exists(), "the torn pilot's job was not settled");
     assert!(
         !left.exists(),
         "the ended pilot's leftover record was not settled"
     );
     assert!(
-        done[0].contains("pilot slurm-40_1 (Slurm job 40_41 on n2) lost: no heartbeat for 200s")
-            && done[0].contains("requeued 1 job(s)"),
+        done[1].contains("pilot slurm-40_1 (Slurm job 40_41 on n2) lost: no heartbeat for 200s")
+            && done[1].contains("requeued 1 job(s)"),
         "{done:?}"
     );
     assert!(!record.exists(), "the lost pilot's record was not settled");
-    // Both jobs are back at the top of the prime queue.
+    // The three jobs are back at the top of the prime queue.
     let prime = std::fs::read_to_string(root.join("queues/prime")).unwrap();
-    let top: Vec<&str> = prime.lines().take(2).collect();
+    let top: Vec<&str> = prime.lines().take(3).collect();
     assert!(
-        top.contains(&LINE) && top.contains(&"lookup 2100.-- 0 14880 -n 00"),
+        top.contains(&LINE)
+            && top.contains(&"lookup 2100.-- 0 14880 -n 00")
+            && top.contains(&"cap 1100.-- 0 992 -n 00"),
         "{prime}"
     );
     let attempts = nowdb::queue::held::read_attempts(&site, &job).unwrap();
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert!(attempts[0].status.contains("lost"), "{attempts:?}");
     let pilots = nowdb::slurm::read_pilots(&site).unwrap();
+    assert!(pilots.bad.is_empty(), "{:?}", pilots.bad);
     let states: Vec<(&str, &str)> = pilots
+        .records
         .iter()
         .map(|p| (p.host.as_str(), p.state.as_str()))
         .collect();
     assert_eq!(
         states,
         [
+            ("slurm-40_5.r1", "lost"),
+            ("slurm-40_0", "running"),
             ("slurm-40_1", "lost"),
             ("slurm-40_2", "lost"),
             ("slurm-40_3", "running"),
-            ("slurm-40_4", "ended")
+            ("slurm-40_4", "ended"),
         ]
     );
     // Said once: a second look finds nothing to do.
@@ -163,15 +210,16 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
         out.contains("# pilot slurm-40_1: Slurm job 40_41 (id 41) on n2")
             && out.contains("LOST")
             && out.contains(
-                "3 pilot(s) ended non-zero or were lost: slurm-40_1, slurm-40_2, slurm-40_4"
+                "4 pilot(s) ended non-zero or were lost: slurm-40_5.r1, slurm-40_1, slurm-40_2, slurm-40_4"
             ),
         "{out}"
     );
     let json: serde_json::Value =
         serde_json::from_str(&fixture::ok(DBSTATUS, &root, &["--json", "runners"])).unwrap();
-    assert_eq!(json["pilots"][0]["state"], "lost");
-    assert_eq!(json["pilots"][0]["failed"], true);
-    assert_eq!(json["pilots"][2]["node"], "n2");
+    assert_eq!(json["pilots"][2]["state"], "lost");
+    assert_eq!(json["pilots"][2]["failed"], true);
+    assert_eq!(json["pilots"][4]["node"], "n2");
+    assert_eq!(json["unreadable_pilot_records"], serde_json::json!([]));
 }
 
 /// A fake pilot of task `task` with one CPU, its output piped.

@@ -4,6 +4,12 @@
 //! jobs go back to the top of their queues (each used an attempt; its checkpoint makes it
 //! resume), its record says so and the operator is mailed: wsmonitor's crashed host, with
 //! Slurm instead of an ssh port as the judge of life.
+//!
+//! Only one pilot asks Slurm: the first, in array order, whose own heartbeat is fresh. With
+//! 64 pilots a silent one would otherwise cost 63 `squeue` calls a round at the controller;
+//! when the asker itself falls silent, the next pilot in order takes over within
+//! `lost_after`. A record that cannot be read stops nothing: its pilot is judged from its
+//! file's name, which names the Slurm job (`slurm-50_7.r2` is job `50_7`).
 
 use super::{PilotRecord, read_pilots};
 use crate::error::Result;
@@ -63,9 +69,50 @@ fn last_seen(site: &Site, p: &PilotRecord) -> u64 {
     beat.max(p.started)
 }
 
-/// Recovers the pilots other than `here` found lost at `now` (see the module): returns what
-/// was done, a line per pilot. `runs` asks Slurm whether a job lives ([`slurm_runs`] in
-/// production).
+/// What one look for lost pilots did.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// Whether this pilot was the one to ask Slurm (see the module).
+    pub asked: bool,
+    /// A line per pilot recovered.
+    pub done: Vec<String>,
+    /// Pilot records that could not be read, each naming its file.
+    pub bad: Vec<String>,
+}
+
+/// A stand-in for a pilot whose record cannot be read, from its host name: the Slurm job
+/// to ask about, nothing else known.
+fn stand_in(host: &str) -> Option<PilotRecord> {
+    let name = host.strip_prefix("slurm-")?;
+    let (job, restarts) = match name.split_once(".r") {
+        Some((j, r)) => (j, r.parse().ok()?),
+        None => (name, 0),
+    };
+    let (job_id, array) = match job.split_once('_') {
+        Some((a, t)) => (0, Some((a.parse().ok()?, t.parse().ok()?))),
+        None => (job.parse().ok()?, None),
+    };
+    Some(PilotRecord {
+        host: host.to_string(),
+        job_id,
+        slurm_job: job.to_string(),
+        array_job_id: array.map(|(a, _)| a),
+        array_task_id: array.map(|(_, t)| t),
+        node: "unknown".into(),
+        cpus: 0,
+        runners: 0,
+        memory_mb: 0,
+        restarts,
+        started: 0,
+        state: "running".into(),
+        ended: 0,
+        exit: None,
+        why: None,
+    })
+}
+
+/// Recovers the pilots other than `here` found lost at `now` (see the module). `runs` asks
+/// Slurm whether a job lives ([`slurm_runs`] in production); only the asker calls it.
 pub fn recover_lost(
     site: &Site,
     here: &Machine,
@@ -74,9 +121,29 @@ pub fn recover_lost(
     runs: &dyn Fn(&str) -> Option<bool>,
     rep: &mut crate::mail::Reporter,
     now: u64,
-) -> Result<Vec<String>> {
-    let mut done = Vec::new();
-    for p in read_pilots(site)? {
+) -> Result<Recovery> {
+    let pilots = read_pilots(site)?;
+    let mut out = Recovery::default();
+    let mut all = pilots.records;
+    let mut torn = std::collections::HashSet::new();
+    for (host, e) in pilots.bad {
+        out.bad
+            .push(format!("{e} (its pilot is judged from the name)"));
+        if let Some(p) = stand_in(&host) {
+            torn.insert(host);
+            all.push(p);
+        }
+    }
+    super::sort_pilots(&mut all);
+    let fresh = |p: &PilotRecord| {
+        p.state == "running" && now.saturating_sub(last_seen(site, p)) <= lost_after.as_secs()
+    };
+    out.asked = all.iter().find(|p| fresh(p)).map(|p| &p.host) == Some(&here.host);
+    if !out.asked {
+        return Ok(out);
+    }
+    for p in all {
+        let torn = torn.contains(&p.host);
         if p.host == here.host {
             continue;
         }
@@ -96,13 +163,20 @@ pub fn recover_lost(
             continue;
         }
         // Another pilot may have recovered it meanwhile, or a requeued run of it started.
-        let current: Option<PilotRecord> =
-            crate::state::read(&PilotRecord::path(site, &p.host), "pilot record", &[])?;
-        if current.as_ref() != Some(&p) {
+        let current = crate::state::read(&PilotRecord::path(site, &p.host), "pilot record", &[]);
+        let unchanged = match current {
+            Ok(c) => c.as_ref() == Some(&p),
+            Err(_) => torn,
+        };
+        if !unchanged {
             continue;
         }
+        let silence = match seen {
+            0 => "no heartbeat ever".to_string(),
+            _ => format!("no heartbeat for {silent}s"),
+        };
         let why = format!(
-            "pilot {} (Slurm job {} on {}) lost: no heartbeat for {silent}s and Slurm no longer runs it",
+            "pilot {} (Slurm job {} on {}) lost: {silence} and Slurm no longer runs it",
             p.host, p.slurm_job, p.node
         );
         // Slurm says no process of it lives: every lock it holds is dead, whenever taken.
@@ -119,9 +193,7 @@ pub fn recover_lost(
             PilotRecord {
                 state: "lost".into(),
                 ended: now,
-                why: Some(format!(
-                    "no heartbeat for {silent}s; Slurm no longer runs it"
-                )),
+                why: Some(format!("{silence}; Slurm no longer runs it")),
                 ..p.clone()
             }
             .write(site)?;
@@ -131,7 +203,7 @@ pub fn recover_lost(
             n => format!("{why}; requeued {n} job(s) at the top: {}", jobs.join(", ")),
         };
         rep.act(now, &format!("pilot {} lost", p.host), &line);
-        done.push(line);
+        out.done.push(line);
     }
-    Ok(done)
+    Ok(out)
 }

@@ -232,9 +232,20 @@ impl PilotRecord {
     }
 }
 
-/// Every pilot record of the site, by host. A file that is not one is an error naming it.
-pub fn read_pilots(site: &Site) -> Result<Vec<PilotRecord>> {
-    let mut out = Vec::new();
+/// The pilot records of a site, by array job and task.
+#[derive(Debug, Default)]
+pub struct Pilots {
+    pub records: Vec<PilotRecord>,
+    /// Files of `slurm/pilots/` that are not a record (torn by a full disk, edited by hand),
+    /// by host, each error naming its file. They stop nothing: the other pilots are still
+    /// recovered and shown.
+    pub bad: Vec<(String, Error)>,
+}
+
+/// Every pilot record of the site (see [`Pilots`]); an error only when the directory
+/// cannot be listed.
+pub fn read_pilots(site: &Site) -> Result<Pilots> {
+    let mut out = Pilots::default();
     let dir = pilots_dir(site);
     for (name, path) in crate::files::list(&dir)
         .map_err(|e| Error::io(format_args!("listing {}", dir.display()), e))?
@@ -242,18 +253,19 @@ pub fn read_pilots(site: &Site) -> Result<Vec<PilotRecord>> {
         if name.starts_with('.') {
             continue;
         }
-        if let Some(r) = crate::state::read::<PilotRecord>(&path, "pilot record", &[])? {
-            out.push(r);
+        match crate::state::read::<PilotRecord>(&path, "pilot record", &[]) {
+            Ok(Some(r)) => out.records.push(r),
+            Ok(None) => {}
+            Err(e) => out.bad.push((name, e)),
         }
     }
-    out.sort_by(|a, b| {
-        (a.array_job_id, a.array_task_id, a.job_id).cmp(&(
-            b.array_job_id,
-            b.array_task_id,
-            b.job_id,
-        ))
-    });
+    sort_pilots(&mut out.records);
     Ok(out)
+}
+
+/// Array order: by array job, task, then job id.
+pub(crate) fn sort_pilots(records: &mut [PilotRecord]) {
+    records.sort_by_key(|p| (p.array_job_id, p.array_task_id, p.job_id));
 }
 
 #[cfg(test)]

@@ -133,6 +133,8 @@ fn recovery(site: &Site, opts: &daemon::DaemonOptions, lost_after: Duration) -> 
     let site = site.clone();
     let (host, policy, mail) = (opts.host.clone(), opts.policy, opts.mail.clone());
     let every = (lost_after / 4).clamp(Duration::from_secs(5), Duration::from_secs(60));
+    // The bad records already logged, and whether this pilot was the asker last time.
+    let said = std::sync::Mutex::new((std::collections::HashSet::new(), false));
     Tend {
         every,
         task: Arc::new(move |log: &dyn Fn(&str)| {
@@ -164,8 +166,22 @@ fn recovery(site: &Site, opts: &daemon::DaemonOptions, lost_after: Duration) -> 
                 &mut rep,
                 now,
             ) {
-                Ok(done) => {
-                    for l in done {
+                Ok(r) => {
+                    let mut said = said.lock().expect("said");
+                    if r.asked != said.1 {
+                        said.1 = r.asked;
+                        log(match r.asked {
+                            true => "this pilot now asks Slurm about silent pilots",
+                            false => "another pilot asks Slurm about silent pilots",
+                        });
+                    }
+                    // Once each: the file stays bad until someone mends or removes it.
+                    for b in r.bad {
+                        if said.0.insert(b.clone()) {
+                            log(&b);
+                        }
+                    }
+                    for l in r.done {
                         log(&l);
                     }
                 }

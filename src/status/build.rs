@@ -72,6 +72,8 @@ pub struct Runners {
     hosts: Vec<(crate::hosts::Host, String)>,
     /// Slurm pilots (`slurm/pilots/`), with their heartbeat's time.
     pilots: Vec<(crate::slurm::PilotRecord, Option<u64>)>,
+    /// Files of `slurm/pilots/` that are not a record, each error naming its file.
+    bad_pilots: Vec<String>,
     rows: Vec<RunnerRow>,
     tally: super::held::Tally,
     now: u64,
@@ -117,7 +119,10 @@ pub fn runners(site: &Site) -> Result<Runners, CliError> {
             (h, health)
         })
         .collect();
-    let pilots = crate::slurm::read_pilots(site)?
+    let read = crate::slurm::read_pilots(site)?;
+    let bad_pilots = read.bad.iter().map(|(_, e)| e.to_string()).collect();
+    let pilots = read
+        .records
         .into_iter()
         .map(|p| {
             let beat = crate::monitor::read_heartbeat(site, &p.host).map(|(_, t)| t);
@@ -127,6 +132,7 @@ pub fn runners(site: &Site) -> Result<Runners, CliError> {
     Ok(Runners {
         hosts,
         pilots,
+        bad_pilots,
         rows,
         tally,
         now,
@@ -187,6 +193,7 @@ impl Runners {
         serde_json::json!({
             "hosts": hs,
             "pilots": ps,
+            "unreadable_pilot_records": self.bad_pilots,
             "running": rs,
             "retried": self.tally.retried,
             "waiting_to_retry": self.tally.waiting,
@@ -220,6 +227,9 @@ impl Runners {
                 p.host,
                 p.describe(now)
             );
+        }
+        for b in &self.bad_pilots {
+            t += &format!("# {b}\n");
         }
         let failed: Vec<&str> = self
             .pilots
