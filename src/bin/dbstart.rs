@@ -76,6 +76,10 @@ struct SlurmArgs {
     /// Seconds between the pilots' checkpoints [default: 60].
     #[arg(long)]
     checkpoint_secs: Option<u64>,
+    /// How long sbatch and squeue may take before dbstart stops them (a slurmctld that does
+    /// not answer).
+    #[arg(long, default_value_t = 60)]
+    slurm_wait_secs: u64,
     /// One more sbatch argument, passed through as it is (repeat for more), e.g.
     /// --sbatch-arg=--constraint=avx2.
     #[arg(long = "sbatch-arg", allow_hyphen_values = true, value_name = "ARG")]
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
                 extra: s.sbatch_args,
                 sbatch: "sbatch".into(),
                 squeue: "squeue".into(),
+                wait: std::time::Duration::from_secs(s.slurm_wait_secs),
             };
             nowdb::slurm::submit::submit_command(&site, &o, a.common.json, &mut out)
         }

@@ -19,6 +19,15 @@ pub enum SubmitError {
     NoSlurm { program: String },
     #[error("{command} gave no answer within {secs} s (is slurmctld reachable?)")]
     Timeout { command: String, secs: u64 },
+    /// sbatch itself did not answer: the pilots may have been submitted all the same.
+    #[error(
+        "{command} gave no answer within {secs} s and was stopped; Slurm may have taken the pilots all the same: run the same `dbstart --slurm` again once slurmctld answers, it counts the pilots Slurm has for this site (their comment {tag:?}) and submits only the missing ones"
+    )]
+    Unanswered {
+        command: String,
+        secs: u64,
+        tag: String,
+    },
     /// Slurm refused: its own message.
     #[error("Slurm refused the pilots: {command}: {status}: {stderr}")]
     Refused {
@@ -66,6 +75,8 @@ pub struct SubmitOptions {
     /// The sbatch and squeue programs.
     pub sbatch: String,
     pub squeue: String,
+    /// How long a Slurm command may take before it is stopped.
+    pub wait: Duration,
 }
 
 /// What a submission did.
@@ -93,8 +104,6 @@ fn shown(cmd: &Command) -> String {
         .join(" ")
 }
 
-const SLURM_WAIT: Duration = Duration::from_secs(60);
-
 /// `program` can be run: a path, or a name on the PATH.
 fn findable(program: &str) -> Result<(), SubmitError> {
     match program.contains('/') || crate::files::find_on_path(program).is_some() {
@@ -105,13 +114,13 @@ fn findable(program: &str) -> Result<(), SubmitError> {
     }
 }
 
-/// Runs a Slurm command: its standard output, or why not.
-fn slurm(cmd: &mut Command) -> Result<String, SubmitError> {
+/// Runs a Slurm command for at most `wait`: its standard output, or why not.
+fn slurm(cmd: &mut Command, wait: Duration) -> Result<String, SubmitError> {
     let command = shown(cmd);
     findable(&cmd.get_program().to_string_lossy())?;
-    let out = output_within(cmd, SLURM_WAIT).ok_or(SubmitError::Timeout {
+    let out = output_within(cmd, wait).ok_or(SubmitError::Timeout {
         command: command.clone(),
-        secs: SLURM_WAIT.as_secs(),
+        secs: wait.as_secs(),
     })?;
     if !out.status.success() {
         return Err(SubmitError::Refused {
@@ -152,21 +161,30 @@ fn submitted_arrays(site: &Site) -> Result<Vec<u64>, SubmitError> {
         .collect()
 }
 
-/// The pilots of `arrays` that Slurm still has in any state but ended.
-fn alive_pilots(o: &SubmitOptions, arrays: &[u64]) -> Result<usize, SubmitError> {
-    if arrays.is_empty() {
-        return Ok(0);
-    }
+/// The comment every pilot of the site is submitted with (`sbatch --comment`): Slurm keeps
+/// it, so the pilots of a submission whose sbatch did not answer are counted too.
+fn site_tag(root: &Path) -> String {
+    format!("nowdb-site:{}", root.display())
+}
+
+/// The pilots of the site that Slurm still has in any state but ended: those of `arrays`
+/// (the recorded submissions) and those with the site's comment `tag`.
+fn alive_pilots(o: &SubmitOptions, arrays: &[u64], tag: &str) -> Result<usize, SubmitError> {
     // By name, not by id: squeue -j fails whole when one id has left slurmctld's memory.
-    let text =
-        slurm(Command::new(&o.squeue).args(["-h", "-r", "--name", &o.job_name, "-o", "%F %T"]))?;
+    let text = slurm(
+        Command::new(&o.squeue).args(["-h", "-r", "--name", &o.job_name, "-o", "%F|%T|%k"]),
+        o.wait,
+    )?;
     Ok(text
         .lines()
         .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            Some((w.next()?.parse::<u64>().ok()?, w.next()?.to_string()))
+            let mut w = l.splitn(3, '|');
+            let array = w.next()?.trim().parse::<u64>().ok()?;
+            Some((array, w.next()?.trim(), w.next().unwrap_or("").trim()))
         })
-        .filter(|(a, state)| arrays.contains(a) && !super::states::ended(state))
+        .filter(|(a, state, comment)| {
+            (arrays.contains(a) || *comment == tag) && !super::states::ended(state)
+        })
         .count())
 }
 
@@ -205,7 +223,8 @@ fn sbatch_command(root: &Path, script: &Path, count: usize, o: &SubmitOptions) -
         .arg(format!("--cpus-per-task={}", o.cpus_per_pilot))
         .arg(format!("--output={}/logs/slurm-%A_%a.out", root.display()))
         .arg("--open-mode=append")
-        .arg(format!("--chdir={}", root.display()));
+        .arg(format!("--chdir={}", root.display()))
+        .arg(format!("--comment={}", site_tag(root)));
     for (flag, v) in [
         ("--partition", &o.partition),
         ("--account", &o.account),
@@ -258,7 +277,8 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
             jobrunner.display()
         )));
     }
-    let alive = alive_pilots(o, &submitted_arrays(site)?)?;
+    let tag = site_tag(&root);
+    let alive = alive_pilots(o, &submitted_arrays(site)?, &tag)?;
     let wanted = o.pilots.saturating_sub(alive);
     if wanted == 0 {
         return Ok(Submitted {
@@ -281,7 +301,10 @@ pub fn submit(site: &Site, o: &SubmitOptions) -> Result<Submitted, SubmitError> 
     })?;
     let mut cmd = sbatch_command(&root, &script, wanted, o);
     let command = shown(&cmd);
-    let out = slurm(&mut cmd)?;
+    let out = slurm(&mut cmd, o.wait).map_err(|e| match e {
+        SubmitError::Timeout { command, secs } => SubmitError::Unanswered { command, secs, tag },
+        e => e,
+    })?;
     // `--parsable`: `<job id>` or `<job id>;<cluster>`.
     let id: u64 = out
         .trim()
@@ -383,6 +406,7 @@ mod tests {
             extra: vec!["--constraint=avx2".into()],
             sbatch: "sbatch".into(),
             squeue: "squeue".into(),
+            wait: Duration::from_secs(60),
         }
     }
 
@@ -399,6 +423,7 @@ mod tests {
             "sbatch --parsable --job-name=nowdb --array=0-2 --requeue --signal=B:TERM@300",
             "--cpus-per-task=8",
             "--output=/shared/s/logs/slurm-%A_%a.out --open-mode=append",
+            "--chdir=/shared/s --comment=nowdb-site:/shared/s",
             "--partition=long",
             "--qos=low",
             "--time=2:00:00",
@@ -422,5 +447,74 @@ mod tests {
             s.contains("exec '/opt/jobrunner' --site '/shared/it'\\''s' pilot --queues 'pnsm' --lost-after-secs 120 --max-waiting 2"),
             "{s}"
         );
+    }
+
+    /// A site, a jobrunner to name, and fake sbatch and squeue sharing a job list (`jobs`,
+    /// a line per array task as `squeue -o "%F|%T|%k"` prints it).
+    fn fake_slurm(name: &str, sbatch_sleeps: u32) -> (std::path::PathBuf, SubmitOptions) {
+        let dir = std::env::temp_dir().join(format!("nowdb-submit-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("site/queues")).unwrap();
+        std::fs::write(dir.join("jobrunner"), "").unwrap();
+        let jobs = dir.join("jobs");
+        let script = |file: &str, body: String| {
+            let p = dir.join(file);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p.to_string_lossy().into_owned()
+        };
+        // Slurm takes the job at once, then the answer is slow.
+        let sbatch = script(
+            "sbatch",
+            format!(
+                "n=$(wc -l < {jobs} 2>/dev/null || echo 0); id=$((70 + n))\n\
+                 c=$(for a; do case $a in --comment=*) echo \"${{a#--comment=}}\";; esac; done)\n\
+                 echo \"$id|PENDING|$c\" >> {jobs}\nsleep {sbatch_sleeps}\necho $id\n",
+                jobs = jobs.display()
+            ),
+        );
+        let squeue = script(
+            "squeue",
+            format!("cat {} 2>/dev/null; true\n", jobs.display()),
+        );
+        let o = SubmitOptions {
+            pilots: 1,
+            jobrunner: Some(dir.join("jobrunner")),
+            sbatch,
+            squeue,
+            wait: Duration::from_secs(1),
+            ..opts()
+        };
+        (dir, o)
+    }
+
+    #[test]
+    fn an_sbatch_that_does_not_answer_submits_nothing_twice() {
+        let (dir, o) = fake_slurm("timeout", 5);
+        let site = Site::new(dir.join("site"));
+        let e = submit(&site, &o).unwrap_err();
+        assert!(matches!(e, SubmitError::Unanswered { .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("gave no answer within 1 s")
+                && text.contains("Slurm may have taken the pilots all the same"),
+            "{text}"
+        );
+        // Nothing recorded, yet Slurm has the pilot: the same command again submits none.
+        assert!(!dir.join("site/slurm/submitted").exists());
+        let again = submit(&site, &o).unwrap();
+        assert_eq!((again.alive, again.submitted), (1, 0), "{again:?}");
+        let jobs = std::fs::read_to_string(dir.join("jobs")).unwrap();
+        assert_eq!(jobs.lines().count(), 1, "{jobs}");
+        // Once that pilot has ended, one more is submitted and recorded.
+        std::fs::write(dir.join("jobs"), jobs.replace("PENDING", "COMPLETED")).unwrap();
+        let answer = std::fs::read_to_string(&o.sbatch).unwrap();
+        std::fs::write(&o.sbatch, answer.replace("sleep 5", "sleep 0")).unwrap();
+        let third = submit(&site, &o).unwrap();
+        assert_eq!((third.alive, third.submitted), (0, 1), "{third:?}");
+        let recorded = std::fs::read_to_string(dir.join("site/slurm/submitted")).unwrap();
+        assert!(recorded.starts_with("71 1 "), "{recorded}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
