@@ -5,7 +5,8 @@
 //!   no longer runs it; a silent pilot Slurm still runs (suspended, a slow file server) and a
 //!   pilot with a fresh heartbeat are left alone. Only the first fresh pilot asks Slurm; a
 //!   torn pilot record is shown by `dbstatus runners` and its pilot still recovered, judged
-//!   from the file's name.
+//!   from the file's name. A run whose job Slurm started again (a node failure with
+//!   `--requeue`) is recovered though squeue says its job runs.
 //! - `jobrunner pilot` (given the environment Slurm gives a job) with `--max-waiting 1`:
 //!   of three pilots with nothing runnable while a job runs elsewhere, two end and one waits;
 //!   it ends when the build is done. Outside Slurm it says so.
@@ -106,6 +107,16 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     let torn = root.join("slurm/pilots/slurm-40_5.r1");
     std::fs::write(&torn, "host = \"slurm-40_5.r1\"\njob_id = 4").unwrap();
     let (torn_job, _) = running_record_of(&root, "slurm-40_5.r1", "cap 1100.-- 0 992 -n 00");
+    // Pilot 6 died with its node, and Slurm started its job again (`--requeue`) as
+    // slurm-40_6.r1: squeue says the job runs, and means the new run.
+    pilot_record("slurm-40_6", 46, now - 500)
+        .write(&site)
+        .unwrap();
+    let (node_failed, _) = running_record_of(&root, "slurm-40_6", "cap 2100.-- 0 14880 -n 00");
+    let mut rerun = pilot_record("slurm-40_6.r1", 46, now - 60);
+    rerun.restarts = 1;
+    rerun.write(&site).unwrap();
+    nowdb::monitor::write_heartbeat(&site, "slurm-40_6.r1", "boot-of-n3", now - 2).unwrap();
     // This pilot (the first in array order, fresh) is the one that asks Slurm.
     pilot_record(&here.host, 40, now - 500)
         .write(&site)
@@ -142,8 +153,17 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
     });
     assert!(!r.asked && r.done.is_empty() && asked.get() == 0, "{r:?}");
 
-    // Slurm still runs them, or cannot be asked: nothing is touched.
-    assert!(recover(&|_| Some(true)).is_empty());
+    // Slurm still runs them, or cannot be asked: nothing is touched but the run that a later
+    // run of its job replaced.
+    let done = recover(&|_| Some(true));
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert!(
+        done[0].contains(
+            "pilot slurm-40_6 (Slurm job 40_46 on n2) lost: no heartbeat for 500s and Slurm runs its job again as slurm-40_6.r1"
+        ) && done[0].contains("requeued 1 job(s) at the top: cap 2100.-- 0 14880 -n 00"),
+        "{done:?}"
+    );
+    assert!(!node_failed.exists());
     assert!(recover(&|_| None).is_empty());
     assert!(record.exists());
     // Slurm no longer runs any of them; 40_43 has a fresh heartbeat and is left alone.
@@ -166,11 +186,12 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
         "{done:?}"
     );
     assert!(!record.exists(), "the lost pilot's record was not settled");
-    // The three jobs are back at the top of the prime queue.
+    // The four jobs are back at the top of the prime queue.
     let prime = std::fs::read_to_string(root.join("queues/prime")).unwrap();
-    let top: Vec<&str> = prime.lines().take(3).collect();
+    let top: Vec<&str> = prime.lines().take(4).collect();
     assert!(
         top.contains(&LINE)
+            && top.contains(&"cap 2100.-- 0 14880 -n 00")
             && top.contains(&"lookup 2100.-- 0 14880 -n 00")
             && top.contains(&"cap 1100.-- 0 992 -n 00"),
         "{prime}"
@@ -194,6 +215,8 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
             ("slurm-40_2", "lost"),
             ("slurm-40_3", "running"),
             ("slurm-40_4", "ended"),
+            ("slurm-40_6", "lost"),
+            ("slurm-40_6.r1", "running"),
         ]
     );
     // Said once: a second look finds nothing to do.
@@ -210,7 +233,7 @@ fn a_silent_pilot_is_recovered_only_once_slurm_no_longer_runs_it() {
         out.contains("# pilot slurm-40_1: Slurm job 40_41 (id 41) on n2")
             && out.contains("LOST")
             && out.contains(
-                "4 pilot(s) ended non-zero or were lost: slurm-40_5.r1, slurm-40_1, slurm-40_2, slurm-40_4"
+                "5 pilot(s) ended non-zero or were lost: slurm-40_5.r1, slurm-40_1, slurm-40_2, slurm-40_4, slurm-40_6"
             ),
         "{out}"
     );

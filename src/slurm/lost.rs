@@ -142,6 +142,13 @@ pub fn recover_lost(
     if !out.asked {
         return Ok(out);
     }
+    // The later runs of each array task: Slurm starts a requeued job (a node failure, a
+    // preemption) only once its run has ended, and squeue then names the new run by the
+    // same id, so an earlier run is known dead without asking.
+    let later: Vec<(String, u32, String)> = all
+        .iter()
+        .map(|q| (q.slurm_job.clone(), q.restarts, q.host.clone()))
+        .collect();
     for p in all {
         let torn = torn.contains(&p.host);
         if p.host == here.host {
@@ -159,9 +166,18 @@ pub fn recover_lost(
         // Only Slurm's word that the job no longer runs: a squeue that cannot answer (the
         // controller down, a timeout) proves nothing, and a live pilot's jobs must not run
         // twice.
-        if silent <= lost_after.as_secs() || runs(&p.slurm_job) != Some(false) {
+        if silent <= lost_after.as_secs() {
             continue;
         }
+        let next_run = later
+            .iter()
+            .find(|(job, restarts, _)| *job == p.slurm_job && *restarts > p.restarts)
+            .map(|(_, _, host)| host.as_str());
+        let judge = match next_run {
+            Some(next) => format!("Slurm runs its job again as {next}"),
+            None if runs(&p.slurm_job) == Some(false) => "Slurm no longer runs it".into(),
+            None => continue,
+        };
         // Another pilot may have recovered it meanwhile, or a requeued run of it started.
         let current = crate::state::read(&PilotRecord::path(site, &p.host), "pilot record", &[]);
         let unchanged = match current {
@@ -176,7 +192,7 @@ pub fn recover_lost(
             _ => format!("no heartbeat for {silent}s"),
         };
         let why = format!(
-            "pilot {} (Slurm job {} on {}) lost: {silence} and Slurm no longer runs it",
+            "pilot {} (Slurm job {} on {}) lost: {silence} and {judge}",
             p.host, p.slurm_job, p.node
         );
         // Slurm says no process of it lives: every lock it holds is dead, whenever taken.
@@ -193,7 +209,7 @@ pub fn recover_lost(
             PilotRecord {
                 state: "lost".into(),
                 ended: now,
-                why: Some(format!("{silence}; Slurm no longer runs it")),
+                why: Some(format!("{silence}; {judge}")),
                 ..p.clone()
             }
             .write(site)?;

@@ -263,9 +263,9 @@ pub fn read_pilots(site: &Site) -> Result<Pilots> {
     Ok(out)
 }
 
-/// Array order: by array job, task, then job id.
+/// Array order: by array job, task, job id, then run.
 pub(crate) fn sort_pilots(records: &mut [PilotRecord]) {
-    records.sort_by_key(|p| (p.array_job_id, p.array_task_id, p.job_id));
+    records.sort_by_key(|p| (p.array_job_id, p.array_task_id, p.job_id, p.restarts));
 }
 
 #[cfg(test)]
