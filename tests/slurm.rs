@@ -144,16 +144,16 @@ enum Blow {
     TimeLimit,
 }
 
-/// Waits for a phase job in the middle on a pilot not in `spared`, holds it still (SIGSTOP)
-/// and returns its record with its pilot's.
+/// Waits for a phase job in the middle on a running pilot that `pick` takes, holds it still
+/// (SIGSTOP) and returns its record with its pilot's.
 fn hold_a_job(
     c: &Cluster,
-    spared: &BTreeSet<String>,
     deadline: Instant,
+    pick: &dyn Fn(&PilotRecord) -> bool,
 ) -> (PathBuf, RunningRecord, PilotRecord) {
     loop {
         let (path, rec) = wait_for_long_job(&c.site, deadline, |r| {
-            r.host.starts_with("slurm-") && !spared.contains(&r.host)
+            r.host.starts_with("slurm-") && pilot(&c.site, &r.host).is_some_and(|p| pick(&p))
         });
         signal(rec.child, nix::sys::signal::Signal::SIGSTOP);
         // Held with half of its range or more to go: a job stopped on its last pages may
@@ -182,12 +182,50 @@ fn wait_until(site: &Path, deadline: Instant, what: &str, mut f: impl FnMut() ->
     }
 }
 
+/// Waits until the job of `rec` leaves its record (back at the top of its queue, or
+/// recovered from a lost pilot), then is taken again by a pilot or done.
+fn requeued_and_taken(
+    site: &Path,
+    path: &Path,
+    rec: &RunningRecord,
+    deadline: Instant,
+    what: &str,
+) {
+    wait_until(
+        site,
+        deadline,
+        &format!("{what}: the record stayed"),
+        || !path.exists(),
+    );
+    let (_, job) = rec.job().unwrap();
+    let s = Site::new(site);
+    wait_until(
+        site,
+        deadline,
+        &format!("{what}: the job was not taken again"),
+        || {
+            done::record_path(&s, &job).exists()
+                || record::read_all(&s)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|(_, r)| r.job().is_ok_and(|(_, j)| j == job))
+        },
+    );
+}
+
+/// One cluster at a time: two would share the 2 cores and the builds' timings.
+fn one_cluster() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn log(site: &Path, name: &str) -> String {
     std::fs::read_to_string(site.join("logs").join(name)).unwrap_or_default()
 }
 
 #[test]
 fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
+    let _one = one_cluster();
     let c = Cluster::start(3);
     let site = c.site.clone();
     std::fs::write(
@@ -244,7 +282,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
     let mut blows: Vec<(Blow, RunningRecord, PilotRecord)> = Vec::new();
     let mut requeue_to_taken = None;
     for blow in [Blow::Requeue, Blow::Cancel, Blow::Kill, Blow::TimeLimit] {
-        let (path, rec, p) = hold_a_job(&c, &spared, deadline);
+        let (path, rec, p) = hold_a_job(&c, deadline, &|p| !spared.contains(&p.host));
         spared.insert(rec.host.clone());
         let (t0, t0_epoch) = (Instant::now(), nowdb::clock::now_secs());
         match blow {
@@ -269,28 +307,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
                 );
             }
         }
-        // The job leaves its record: back at the top of its queue (or recovered from the
-        // lost pilot), then taken again by a pilot.
-        wait_until(
-            &site,
-            deadline,
-            &format!("{blow:?}: the record stayed"),
-            || !path.exists(),
-        );
-        let (_, job) = rec.job().unwrap();
-        let s = Site::new(&site);
-        wait_until(
-            &site,
-            deadline,
-            &format!("{blow:?}: the job was not taken again"),
-            || {
-                done::record_path(&s, &job).exists()
-                    || record::read_all(&s)
-                        .unwrap_or_default()
-                        .iter()
-                        .any(|(_, r)| r.job().is_ok_and(|(_, j)| j == job))
-            },
-        );
+        requeued_and_taken(&site, &path, &rec, deadline, &format!("{blow:?}"));
         if blow == Blow::Requeue {
             requeue_to_taken = Some((t0.elapsed(), t0_epoch));
         }
@@ -423,4 +440,204 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
         &["build-local", "--pieces", "5", "--runners", "2"],
     );
     assert_same_build(&reference, &site, "build through Slurm pilots");
+}
+
+/// Slurm's own faults, each in the middle of a phase job held still: a pilot preempted by a
+/// job of a higher-priority partition with `PreemptMode=CANCEL`, one with `REQUEUE`, and a
+/// node that fails (every process of it killed: Slurm marks it down and requeues its pilot)
+/// and comes back with a new boot id. The build ends by itself, byte-identical to the
+/// in-process build, nothing held.
+#[test]
+fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
+    let _one = one_cluster();
+    let c = Cluster::start(3);
+    let site = c.site.clone();
+    std::fs::write(
+        site.join("hosts.toml"),
+        "[jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
+    )
+    .unwrap();
+    pool::queue_plan_of_phase_jobs(&site);
+    // A pilot fills a node (2 CPUs): a preempting job needs its CPU.
+    let submit = |partition: &str, pilots: &str, new: usize| -> u64 {
+        let out = c.tool(
+            DBSTART,
+            &[
+                "--slurm",
+                pilots,
+                "--partition",
+                partition,
+                "--cpus-per-pilot",
+                "2",
+                "--mem-per-pilot",
+                "300",
+                "--lost-after-secs",
+                "15",
+                "--checkpoint-secs",
+                "0",
+                "--jobrunner",
+                JOBRUNNER,
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let said = text(&out.stdout);
+        assert!(
+            said.contains(&format!("submitted {new} pilot(s) as Slurm job array ")),
+            "{said}"
+        );
+        said.split("Slurm job array ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{said}"))
+    };
+    let requeued = submit("debug", "2", 2);
+    // Tops the site's pilots up to 3: one more, in the partition whose jobs are cancelled.
+    let cancelled = submit("cancelled", "3", 1);
+    let preempt = |node: &str| {
+        c.ok(
+            "sbatch",
+            &[
+                "--parsable",
+                "--partition=urgent",
+                &format!("--nodelist={node}"),
+                "--cpus-per-task=1",
+                "--mem=100",
+                "--job-name=urgent",
+                "--output=/dev/null",
+                "--chdir=/",
+                "--wrap",
+                "sleep 20",
+            ],
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(1500);
+    let s = Site::new(&site);
+
+    // Preempted, PreemptMode=CANCEL: SIGTERM, the job checkpoints and goes back to the top.
+    let (path, rec, cancel) = hold_a_job(&c, deadline, &|p| p.array_job_id == Some(cancelled));
+    preempt(&cancel.node);
+    requeued_and_taken(&site, &path, &rec, deadline, "preempted (CANCEL)");
+    let mut blows = vec![("preempted (CANCEL)", rec, cancel)];
+
+    // Preempted, PreemptMode=REQUEUE: the same, and Slurm runs the pilot again later.
+    let (path, rec, requeue) = hold_a_job(&c, deadline, &|p| {
+        p.array_job_id == Some(requeued) && p.restarts == 0
+    });
+    preempt(&requeue.node);
+    requeued_and_taken(&site, &path, &rec, deadline, "preempted (REQUEUE)");
+    blows.push(("preempted (REQUEUE)", rec, requeue));
+
+    // A node fails (not n1, where slurmctld runs): its pilot and job die without a word.
+    let (path, rec, failed) = hold_a_job(&c, deadline, &|p| {
+        p.array_job_id == Some(requeued) && p.node != "n1"
+    });
+    let node = failed.node.trim_start_matches('n').to_string();
+    let boot = std::fs::read_to_string(c.dir.join(format!("run/boot-{}", failed.node))).unwrap();
+    assert_eq!(
+        nowdb::runner::host_files::read_heartbeat(&s, &failed.host).map(|(b, _)| b),
+        Some(boot.trim().to_string()),
+        "each node has a boot id of its own"
+    );
+    let out = Command::new(SCRIPT)
+        .args(["fail", &c.dir.to_string_lossy(), &node])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    requeued_and_taken(&site, &path, &rec, deadline, "node failure");
+    // The node comes back, rebooted: Slurm takes it into service again.
+    let out = Command::new(SCRIPT)
+        .args(["revive", &c.dir.to_string_lossy(), &node])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let state = || {
+        c.ok(
+            "sinfo",
+            &["-h", "-p", "debug", "-n", &failed.node, "-o", "%t"],
+        )
+    };
+    wait_until(&site, deadline, "the failed node did not come back", || {
+        matches!(state().trim(), "idle" | "mix" | "alloc")
+    });
+    blows.push(("node failure", rec, failed));
+
+    // The build ends by itself, and every pilot with it.
+    wait_until(&site, deadline, "the build did not finish", || {
+        build_finished(&site, 5)
+    });
+    for array in [requeued, cancelled] {
+        let array = array.to_string();
+        wait_until(&site, deadline, "the pilots did not end", || {
+            c.ok("squeue", &["-h", "-r", "-j", &array, "-o", "%i %T"])
+                .trim()
+                .is_empty()
+        });
+    }
+    let mut names: Vec<String> = std::fs::read_dir(site.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("slurm-") && n.ends_with(".log"))
+        .collect();
+    names.sort();
+    let pilot_logs: String = names.iter().map(|n| log(&site, n)).collect();
+    for (blow, rec, p) in &blows {
+        let (_, job) = rec.job().unwrap();
+        assert!(
+            done::record_path(&s, &job).exists(),
+            "{blow}: {job} not done"
+        );
+        assert!(
+            pool::resumed_in(&pilot_logs, &job),
+            "{blow}: {job} was not resumed from its checkpoint\n{}",
+            diagnostics(&site)
+        );
+        let end = pilot(&site, &p.host).unwrap();
+        let next = pilot(&site, &format!("{}.r1", p.host));
+        if blow.starts_with("preempted") {
+            assert_eq!(end.exit, Some(0), "{blow}: {end:?}");
+            assert!(
+                log(&site, &format!("{}.log", p.host)).contains(&format!(
+                    "\"{}\" (stopped at a checkpoint): requeued at the top",
+                    rec.line
+                )),
+                "{blow}: {}",
+                log(&site, &format!("{}.log", p.host))
+            );
+        }
+        match *blow {
+            // Cancelled: no later run.
+            "preempted (CANCEL)" => assert!(next.is_none(), "{next:?}"),
+            // Requeued by Slurm, preempted or after its node failed: the next run ran and
+            // ended with the build.
+            _ => {
+                let next = next.unwrap_or_else(|| panic!("{blow}: no next run"));
+                assert_eq!((next.restarts, next.exit), (1, Some(0)), "{next:?}");
+            }
+        }
+        if *blow == "node failure" {
+            assert_eq!(end.state, "lost", "{end:?}");
+            let attempts = held::read_attempts(&s, &job).unwrap();
+            assert!(
+                attempts
+                    .iter()
+                    .any(|a| a.host == p.host && a.status.contains("lost")),
+                "{attempts:?}"
+            );
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
+    assert_eq!(summary["held"], 0, "{summary}");
+    let reference = c.dir.join("reference");
+    fixture::ok(
+        JOBRUNNER,
+        &reference,
+        &["build-local", "--pieces", "5", "--runners", "2"],
+    );
+    assert_same_build(
+        &reference,
+        &site,
+        "build through preempted and failed pilots",
+    );
 }
