@@ -35,6 +35,19 @@ use std::time::{Duration, Instant};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-cluster");
 
+/// `dbstart --slurm`'s options of every test: small pilots, found lost after 15 s, a
+/// checkpoint at every page.
+const PILOTS: [&str; 8] = [
+    "--mem-per-pilot",
+    "300",
+    "--lost-after-secs",
+    "15",
+    "--checkpoint-secs",
+    "0",
+    "--jobrunner",
+    JOBRUNNER,
+];
+
 /// A cluster started by `scripts/slurm-cluster`, stopped when dropped.
 struct Cluster {
     dir: PathBuf,
@@ -81,6 +94,34 @@ impl Cluster {
             t0.elapsed().as_secs_f64()
         );
         c
+    }
+
+    /// A cluster of three nodes whose site has the phase jobs of 2..5 queued, five attempts
+    /// a job.
+    fn with_plan() -> Cluster {
+        let c = Cluster::start(3);
+        std::fs::write(
+            c.site.join("hosts.toml"),
+            "[jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
+        )
+        .unwrap();
+        pool::queue_plan_of_phase_jobs(&c.site);
+        c
+    }
+
+    /// The build through the pilots held no job, and its bytes are the in-process build's.
+    fn nothing_held_and_the_same_bytes(&self, what: &str) {
+        let summary: serde_json::Value =
+            serde_json::from_str(&fixture::ok(DBSTATUS, &self.site, &["--json", "summary"]))
+                .unwrap();
+        assert_eq!(summary["held"], 0, "{summary}");
+        let reference = self.dir.join("reference");
+        fixture::ok(
+            JOBRUNNER,
+            &reference,
+            &["build-local", "--pieces", "5", "--runners", "2"],
+        );
+        assert_same_build(&reference, &self.site, what);
     }
 
     /// A Slurm client command of this cluster.
@@ -213,6 +254,74 @@ fn requeued_and_taken(
     );
 }
 
+/// Waits until Slurm has no task of the job arrays `arrays` left.
+fn pilots_ended(c: &Cluster, deadline: Instant, arrays: &[u64]) {
+    for array in arrays {
+        let array = array.to_string();
+        wait_until(&c.site, deadline, "the pilots did not end", || {
+            c.ok("squeue", &["-h", "-r", "-j", &array, "-o", "%i %T"])
+                .trim()
+                .is_empty()
+        });
+    }
+}
+
+/// Every pilot run's log, in order (a requeued pilot's next run is `slurm-<array>_<i>.r1`).
+fn pilot_logs(site: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(site.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("slurm-") && n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names.iter().map(|n| log(site, n)).collect()
+}
+
+/// The job of `rec` is done, and went on from its checkpoint.
+fn done_from_checkpoint(site: &Path, pilot_logs: &str, rec: &RunningRecord, what: &str) {
+    let (_, job) = rec.job().unwrap();
+    assert!(
+        done::record_path(&Site::new(site), &job).exists(),
+        "{what}: {job} not done"
+    );
+    assert!(
+        pool::resumed_in(pilot_logs, &job),
+        "{what}: {job} was not resumed from its checkpoint\n{}",
+        diagnostics(site)
+    );
+}
+
+/// The pilot of `rec` stopped its job at a checkpoint and requeued it at the top.
+fn stopped_at_a_checkpoint(site: &Path, rec: &RunningRecord, p: &PilotRecord, what: &str) {
+    let mine = log(site, &format!("{}.log", p.host));
+    assert!(
+        mine.contains(&format!(
+            "\"{}\" (stopped at a checkpoint): requeued at the top",
+            rec.line
+        )),
+        "{what}: {mine}"
+    );
+}
+
+/// The pilot that ran `rec` was found lost (`end`: its record now): its job used an
+/// attempt, and the Slurm log says so.
+fn found_lost(site: &Path, rec: &RunningRecord, end: &PilotRecord) {
+    assert_eq!(end.state, "lost", "{end:?}");
+    let (_, job) = rec.job().unwrap();
+    let attempts = held::read_attempts(&Site::new(site), &job).unwrap();
+    assert!(
+        attempts
+            .iter()
+            .any(|a| a.host == end.host && a.status.contains("lost")),
+        "{attempts:?}"
+    );
+    let slurm_log = log(site, "slurm.log");
+    assert!(
+        slurm_log.contains(&format!("pilot {} lost", end.host)),
+        "{slurm_log}"
+    );
+}
+
 /// One cluster at a time: two would share the 2 cores and the builds' timings.
 fn one_cluster() -> std::sync::MutexGuard<'static, ()> {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -226,14 +335,8 @@ fn log(site: &Path, name: &str) -> String {
 #[test]
 fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
     let _one = one_cluster();
-    let c = Cluster::start(3);
+    let c = Cluster::with_plan();
     let site = c.site.clone();
-    std::fs::write(
-        site.join("hosts.toml"),
-        "[jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
-    )
-    .unwrap();
-    pool::queue_plan_of_phase_jobs(&site);
 
     // A partition the cluster lacks: Slurm's own message, nothing submitted.
     let out = c.tool(DBSTART, &["--slurm", "2", "--partition", "nosuch"]);
@@ -246,21 +349,17 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
     assert!(!site.join("slurm/submitted").exists());
 
     let submit = [
-        "--slurm",
-        "5",
-        "--cpus-per-pilot",
-        "1",
-        "--mem-per-pilot",
-        "300",
-        "--signal-secs",
-        "100",
-        "--lost-after-secs",
-        "15",
-        "--checkpoint-secs",
-        "0",
-        "--jobrunner",
-        JOBRUNNER,
-    ];
+        &[
+            "--slurm",
+            "5",
+            "--cpus-per-pilot",
+            "1",
+            "--signal-secs",
+            "100",
+        ][..],
+        &PILOTS,
+    ]
+    .concat();
     let out = c.tool(DBSTART, &submit);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
@@ -323,60 +422,19 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
     wait_until(&site, deadline, "the build did not finish", || {
         build_finished(&site, 5)
     });
-    let array = blows[0].2.array_job_id.unwrap().to_string();
-    wait_until(&site, deadline, "the pilots did not end", || {
-        let out = c.ok("squeue", &["-h", "-r", "-j", &array, "-o", "%i %T"]);
-        out.trim().is_empty()
-    });
+    let array = blows[0].2.array_job_id.unwrap();
+    pilots_ended(&c, deadline, &[array]);
 
     // Each interrupted job went on from its checkpoint and is done.
-    let s = Site::new(&site);
-    // Every run's log: a requeued pilot's next run is `slurm-<array>_<i>.r1`.
-    let mut names: Vec<String> = std::fs::read_dir(site.join("logs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("slurm-") && n.ends_with(".log"))
-        .collect();
-    names.sort();
-    let pilot_logs: String = names.iter().map(|n| log(&site, n)).collect();
+    let pilot_logs = pilot_logs(&site);
     for (blow, rec, p) in &blows {
-        let (_, job) = rec.job().unwrap();
-        assert!(
-            done::record_path(&s, &job).exists(),
-            "{blow:?}: {job} not done"
-        );
-        assert!(
-            pool::resumed_in(&pilot_logs, &job),
-            "{blow:?}: {job} was not resumed from its checkpoint\n{}",
-            diagnostics(&site)
-        );
-        let mine = log(&site, &format!("{}.log", p.host));
+        done_from_checkpoint(&site, &pilot_logs, rec, &format!("{blow:?}"));
         let end = pilot(&site, &p.host).unwrap();
         match blow {
             Blow::Requeue | Blow::Cancel | Blow::TimeLimit => {
-                assert!(
-                    mine.contains(&format!(
-                        "\"{}\" (stopped at a checkpoint): requeued at the top",
-                        rec.line
-                    )),
-                    "{blow:?}: {mine}"
-                );
+                stopped_at_a_checkpoint(&site, rec, p, &format!("{blow:?}"))
             }
-            Blow::Kill => {
-                assert_eq!(end.state, "lost", "{end:?}");
-                let attempts = held::read_attempts(&s, &job).unwrap();
-                assert!(
-                    attempts
-                        .iter()
-                        .any(|a| a.host == p.host && a.status.contains("lost")),
-                    "{attempts:?}"
-                );
-                assert!(
-                    log(&site, "slurm.log").contains(&format!("pilot {} lost", p.host)),
-                    "{}",
-                    log(&site, "slurm.log")
-                );
-            }
+            Blow::Kill => found_lost(&site, rec, &end),
         }
         match blow {
             // Requeued by Slurm: the same pilot ran again, and ended when the build was done.
@@ -426,20 +484,11 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
     );
     for p in pilots {
         assert!(p["node"].as_str().unwrap().starts_with('n'), "{p}");
-        assert_eq!(p["array_job_id"].to_string(), array, "{p}");
+        assert_eq!(p["array_job_id"], array, "{p}");
     }
     // Every job is accounted for: none held, every slice done and verified, and the bytes
     // are those of the in-process build.
-    let summary: serde_json::Value =
-        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
-    assert_eq!(summary["held"], 0, "{summary}");
-    let reference = c.dir.join("reference");
-    fixture::ok(
-        JOBRUNNER,
-        &reference,
-        &["build-local", "--pieces", "5", "--runners", "2"],
-    );
-    assert_same_build(&reference, &site, "build through Slurm pilots");
+    c.nothing_held_and_the_same_bytes("build through Slurm pilots");
 }
 
 /// Slurm's own faults, each in the middle of a phase job held still: a pilot preempted by a
@@ -450,34 +499,24 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
 #[test]
 fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
     let _one = one_cluster();
-    let c = Cluster::start(3);
+    let c = Cluster::with_plan();
     let site = c.site.clone();
-    std::fs::write(
-        site.join("hosts.toml"),
-        "[jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
-    )
-    .unwrap();
-    pool::queue_plan_of_phase_jobs(&site);
     // A pilot fills a node (2 CPUs): a preempting job needs its CPU.
     let submit = |partition: &str, pilots: &str, new: usize| -> u64 {
         let out = c.tool(
             DBSTART,
             &[
-                "--slurm",
-                pilots,
-                "--partition",
-                partition,
-                "--cpus-per-pilot",
-                "2",
-                "--mem-per-pilot",
-                "300",
-                "--lost-after-secs",
-                "15",
-                "--checkpoint-secs",
-                "0",
-                "--jobrunner",
-                JOBRUNNER,
-            ],
+                &[
+                    "--slurm",
+                    pilots,
+                    "--partition",
+                    partition,
+                    "--cpus-per-pilot",
+                    "2",
+                ][..],
+                &PILOTS,
+            ]
+            .concat(),
         );
         assert!(out.status.success(), "{}", text(&out.stderr));
         let said = text(&out.stdout);
@@ -566,44 +605,15 @@ fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
     wait_until(&site, deadline, "the build did not finish", || {
         build_finished(&site, 5)
     });
-    for array in [requeued, cancelled] {
-        let array = array.to_string();
-        wait_until(&site, deadline, "the pilots did not end", || {
-            c.ok("squeue", &["-h", "-r", "-j", &array, "-o", "%i %T"])
-                .trim()
-                .is_empty()
-        });
-    }
-    let mut names: Vec<String> = std::fs::read_dir(site.join("logs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("slurm-") && n.ends_with(".log"))
-        .collect();
-    names.sort();
-    let pilot_logs: String = names.iter().map(|n| log(&site, n)).collect();
+    pilots_ended(&c, deadline, &[requeued, cancelled]);
+    let pilot_logs = pilot_logs(&site);
     for (blow, rec, p) in &blows {
-        let (_, job) = rec.job().unwrap();
-        assert!(
-            done::record_path(&s, &job).exists(),
-            "{blow}: {job} not done"
-        );
-        assert!(
-            pool::resumed_in(&pilot_logs, &job),
-            "{blow}: {job} was not resumed from its checkpoint\n{}",
-            diagnostics(&site)
-        );
+        done_from_checkpoint(&site, &pilot_logs, rec, blow);
         let end = pilot(&site, &p.host).unwrap();
         let next = pilot(&site, &format!("{}.r1", p.host));
         if blow.starts_with("preempted") {
             assert_eq!(end.exit, Some(0), "{blow}: {end:?}");
-            assert!(
-                log(&site, &format!("{}.log", p.host)).contains(&format!(
-                    "\"{}\" (stopped at a checkpoint): requeued at the top",
-                    rec.line
-                )),
-                "{blow}: {}",
-                log(&site, &format!("{}.log", p.host))
-            );
+            stopped_at_a_checkpoint(&site, rec, p, blow);
         }
         match *blow {
             // Cancelled: no later run.
@@ -616,28 +626,8 @@ fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
             }
         }
         if *blow == "node failure" {
-            assert_eq!(end.state, "lost", "{end:?}");
-            let attempts = held::read_attempts(&s, &job).unwrap();
-            assert!(
-                attempts
-                    .iter()
-                    .any(|a| a.host == p.host && a.status.contains("lost")),
-                "{attempts:?}"
-            );
+            found_lost(&site, rec, &end);
         }
     }
-    let summary: serde_json::Value =
-        serde_json::from_str(&fixture::ok(DBSTATUS, &site, &["--json", "summary"])).unwrap();
-    assert_eq!(summary["held"], 0, "{summary}");
-    let reference = c.dir.join("reference");
-    fixture::ok(
-        JOBRUNNER,
-        &reference,
-        &["build-local", "--pieces", "5", "--runners", "2"],
-    );
-    assert_same_build(
-        &reference,
-        &site,
-        "build through preempted and failed pilots",
-    );
+    c.nothing_held_and_the_same_bytes("build through preempted and failed pilots");
 }
