@@ -57,7 +57,7 @@ fn find(name: &str) -> Option<&'static JobState> {
     STATES.iter().find(|s| s.name == name.trim())
 }
 
-/// Whether a job in state `name` may still have processes (see [`JobState`]).
+/// Whether a job in state `name` may still have processes (see the table).
 pub fn processes_may_live(name: &str) -> bool {
     find(name).is_none_or(|s| s.processes)
 }
