@@ -705,15 +705,12 @@ fn where_dry_jobs(site: &Path) -> (Vec<Range>, Vec<Range>, Vec<Range>) {
         .into_iter()
         .map(|(_, r)| range(r.job().unwrap().1))
         .collect();
-    let mut done = Vec::new();
-    for f in std::fs::read_dir(site.join("done/2222.66"))
+    // The library's listing: a record being written (`.NAME.PID.tmp`) is not yet done.
+    let done = done::names(&s, &"2222.66".parse().unwrap())
+        .unwrap()
         .into_iter()
-        .flatten()
-    {
-        let name = f.unwrap().file_name().to_string_lossy().into_owned();
-        let parts: Vec<&str> = name.split('-').collect();
-        done.push((parts[2].parse().unwrap(), parts[3].parse().unwrap()));
-    }
+        .map(|(_, n)| (n.first, n.last))
+        .collect();
     (queued, running, done)
 }
 
