@@ -497,7 +497,6 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
 /// and comes back with a new boot id. The build ends by itself, byte-identical to the
 /// in-process build, nothing held.
 #[test]
-#[ignore = "passed alone in 290 s; failed once beside another cluster: run with --ignored until it is shown steady"]
 fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
     let _one = one_cluster();
     let c = Cluster::with_plan();

@@ -12,6 +12,7 @@ pub mod pairs;
 pub mod plans;
 pub mod release;
 pub mod running;
+pub mod takes;
 
 pub use file::{QUEUES, Queue};
 pub use line::{QueueLine, QueuedJob};

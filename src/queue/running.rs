@@ -1,15 +1,18 @@
 //! Running records: `running/<host>-<pid>-<runner>-<take>.<job>` says which job a runner
-//! took, from which queue, and which processes work on it. A runner writes its record inside
-//! the queue's lock as it takes the line, so a job is always in a queue, a record, `done/` or
-//! `held/`. Success removes the record; any other end is settled by [`settle`]: requeued, or
-//! counted as a failed attempt and requeued after a backoff, or held. A record whose
-//! processes are provably gone (same host, and a new boot id or both pids gone) is *stale*
-//! and settled as a failed attempt; its job resumes from its checkpoint.
+//! took, from which queue, and which processes work on it. A daemon writes the records of a
+//! take inside the queue's lock as it takes the lines (as one take file,
+//! [`crate::queue::takes`], whose records count as written), so a job is always in a queue,
+//! a record, `done/` or `held/`. Success removes the record; any other end is settled by
+//! [`settle`]: requeued, or counted as a failed attempt and requeued after a backoff, or
+//! held. A record whose processes are provably gone (same host, and a new boot id or both
+//! pids gone) is *stale* and settled as a failed attempt; its job resumes from its
+//! checkpoint.
 
 use crate::error::{Error, Result};
 use crate::fault;
 use crate::files::FileOp;
 use crate::queue::held::{self, Attempt, RetryPolicy};
+use crate::queue::takes;
 use crate::queue::{Machine, Queue, QueueLine, QueuedJob};
 use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};
@@ -109,8 +112,9 @@ impl RunningRecord {
     }
 }
 
-/// Every running record of the site, with its path. A torn or foreign file is reported, not
-/// skipped: a record hides a job.
+/// Every running record of the site, with its path (a record still only in its take file
+/// too, with the path it will have). A torn or foreign file is reported, not skipped: a
+/// record hides a job.
 pub fn read_all(site: &Site) -> Result<Vec<(PathBuf, RunningRecord)>> {
     read_matching(site, "")
 }
@@ -126,12 +130,33 @@ pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)
 }
 
 fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecord)>> {
+    // A take file completed between the listing and its reading has its records written
+    // before it goes: listed again, they are found.
+    for _ in 0..20 {
+        if let Some(found) = read_listing(site, prefix)? {
+            return Ok(found);
+        }
+    }
+    Err(Error::Failed(format!(
+        "{}: take files kept vanishing while it was read",
+        running_dir(site).display()
+    )))
+}
+
+/// One listing's records and the take files' records that are not written yet; `None` when
+/// a take file listed was gone when read.
+fn read_listing(site: &Site, prefix: &str) -> Result<Option<Vec<(PathBuf, RunningRecord)>>> {
     let mut out = Vec::new();
+    let mut takes = Vec::new();
     for (name, path) in crate::files::list(&running_dir(site)).map_err(|e| e.to_string())? {
         // Not records: temporaries (`.tmp`, and `.NAME.PID.tmp` while one is written) and
         // FUSE's `.fuse_hidden*` (sshfs renames a removed file that is still open to that
         // until its last close reaches it).
         if !name.starts_with(prefix) || name.ends_with(".tmp") || name.starts_with('.') {
+            continue;
+        }
+        if takes::is_take(&name) {
+            takes.push(path);
             continue;
         }
         let text = match std::fs::read_to_string(&path) {
@@ -145,8 +170,15 @@ fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecor
             .ok_or_else(|| format!("{}: not a running record", path.display()))?;
         out.push((path, rec));
     }
+    let written: std::collections::HashSet<PathBuf> = out.iter().map(|(p, _)| p.clone()).collect();
+    for take in takes {
+        let Some(records) = takes::read(&take)? else {
+            return Ok(None);
+        };
+        out.extend(records.into_iter().filter(|(p, _)| !written.contains(p)));
+    }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// How a taken job's attempt ended, for [`settle`].
@@ -207,6 +239,8 @@ pub fn settle(
 ) -> Result<Settled> {
     let queue = Queue::named(site.root(), &rec.queue)?;
     let (q, job) = rec.job()?;
+    // A record still only in its take file (its daemon died before it wrote the records).
+    takes::complete_listing(site, path)?;
     // A finished job is never run again (a phase job of a published pair would fail): its
     // pair is moved on (`advance` queues only what is not queued, running or done), then
     // its record goes.
@@ -275,6 +309,9 @@ pub fn settle_stopped(
     records: &[(PathBuf, RunningRecord)],
     log: &mut dyn FnMut(String),
 ) -> Result<Vec<PathBuf>> {
+    for (path, _) in records {
+        takes::complete_listing(site, path)?;
+    }
     let mut settled = Vec::new();
     let mut queues: Vec<&str> = records.iter().map(|(_, r)| r.queue.as_str()).collect();
     queues.sort_unstable();

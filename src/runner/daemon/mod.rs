@@ -50,7 +50,7 @@ use crate::queue::pairs::{self, Readiness};
 use crate::queue::running::{
     self as record, Ending, RunningRecord, Settled, now_secs, process_start,
 };
-use crate::queue::{Machine, Queue, QueueLine, QueuedJob, done};
+use crate::queue::{Machine, Queue, QueueLine, QueuedJob, done, takes};
 use crate::solve::{Job, Site};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,7 +1,8 @@
 //! How a daemon's runners take jobs: in one locked step of a queue, as many runnable lines
 //! as the daemon has runners without a job (the taker's and the rest for its idle
-//! runners, who find them in the daemon's hand), each written to its running record inside
-//! the lock before the lines leave the file. One lock, one read and one rewrite of the
+//! runners, who find them in the daemon's hand), written inside the lock to one synced take
+//! file ([`crate::queue::takes`]) before the lines leave the file, and to each job's own
+//! running record after it. One lock, one read and one rewrite of the
 //! queue serve a whole host: with many hosts of many runners the queue's lock no longer
 //! bounds the takes. A take never asks for more than the daemon can start at once, so no
 //! job waits in a hand while a runner elsewhere could run it, and the critical path is not
@@ -131,7 +132,8 @@ impl Daemon<'_> {
                 continue;
             }
             let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
-            let mut paths = Vec::new();
+            let mut records = Vec::new();
+            let take = self.take_path();
             let mut log = |m: String| self.say(runner, &m);
             let took = queue.take_many(
                 &self.here,
@@ -145,7 +147,11 @@ impl Daemon<'_> {
                 },
                 |l| self.runnable(l, &mut ready, &mut gates),
                 |lines| {
-                    paths = self.write_records(runner, queue, lines)?;
+                    records = self.records(runner, queue, lines)?;
+                    let jobs: Vec<_> = records.iter().flatten().cloned().collect();
+                    if !jobs.is_empty() {
+                        takes::write(&take, &jobs)?;
+                    }
                     fault::point("take.recorded");
                     Ok(())
                 },
@@ -165,80 +171,96 @@ impl Daemon<'_> {
                 continue;
             }
             fault::point("take.done");
+            if records.iter().any(Option::is_some) {
+                self.complete_take(runner, &take, &records)?;
+            }
             return Ok(took
                 .lines
                 .into_iter()
-                .zip(paths)
-                .map(|(line, path)| Taken {
+                .zip(records)
+                .map(|(line, r)| Taken {
                     queue: queue.clone(),
                     line,
-                    path,
+                    path: r.map(|(p, _)| p).unwrap_or_default(),
                 })
                 .collect());
         }
         Ok(Vec::new())
     }
 
-    /// The running records of the taken `lines` (a `stop` gets an empty path and no record),
-    /// each synced to disk; written side by side, so that a take of many jobs waits for
-    /// about one journal commit rather than one per job. If one fails, those written are
-    /// removed and the take fails with the queue unchanged.
-    fn write_records(
+    /// This daemon's next take file.
+    fn take_path(&self) -> PathBuf {
+        let n = self.takes.fetch_add(1, Ordering::Relaxed);
+        takes::path(self.site, &self.opts.host, std::process::id(), n)
+    }
+
+    /// The running records of the taken `lines`, each at its own path (a `stop` has none).
+    fn records(
         &self,
         runner: usize,
         queue: &Queue,
         lines: &[QueueLine],
-    ) -> Result<Vec<PathBuf>> {
+    ) -> Result<Vec<Option<(PathBuf, RunningRecord)>>> {
         let pid = std::process::id();
         let pid_start = process_start(pid).unwrap_or(0);
-        let mut records = Vec::new();
-        for l in lines {
-            let QueueLine::Job(q) = l else {
-                records.push(None);
-                continue;
-            };
-            let rec = RunningRecord {
-                host: self.opts.host.clone(),
-                boot_id: self.here.boot_id.clone(),
-                pid,
-                pid_start,
-                child: 0,
-                child_start: 0,
-                queue: queue.name.to_string(),
-                line: l.to_string(),
-                since: now_secs(),
-                failed: None,
-            };
-            records.push(Some((self.record_path(runner, &q.job()?), rec)));
-        }
-        let write = |r: &Option<(PathBuf, RunningRecord)>| match r {
-            Some((path, rec)) => rec.write(path, true),
-            None => Ok(()),
-        };
-        let results: Vec<Result<()>> = match records.len() {
-            1 => vec![write(&records[0])],
-            _ => std::thread::scope(|s| {
-                let handles: Vec<_> = records.iter().map(|r| s.spawn(move || write(r))).collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| Err("writing a running record panicked".into()))
-                    })
-                    .collect()
-            }),
-        };
-        if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
-            let e = e.to_string();
-            for (path, _) in records.iter().flatten() {
-                let _ = std::fs::remove_file(path);
+        lines
+            .iter()
+            .map(|l| {
+                let QueueLine::Job(q) = l else {
+                    return Ok(None);
+                };
+                let rec = RunningRecord {
+                    host: self.opts.host.clone(),
+                    boot_id: self.here.boot_id.clone(),
+                    pid,
+                    pid_start,
+                    child: 0,
+                    child_start: 0,
+                    queue: queue.name.to_string(),
+                    line: l.to_string(),
+                    since: now_secs(),
+                    failed: None,
+                };
+                Ok(Some((self.record_path(runner, &q.job()?), rec)))
+            })
+            .collect()
+    }
+
+    /// After the lock: each taken job's own record, then the take file goes, before any of
+    /// the jobs starts (so no record of a job that has ended can come back from it). If that
+    /// keeps failing, the jobs are handed back with the daemon's stopped ones (settling them
+    /// completes the take first) and the take fails.
+    fn complete_take(
+        &self,
+        runner: usize,
+        take: &Path,
+        records: &[Option<(PathBuf, RunningRecord)>],
+    ) -> Result<()> {
+        let mut last = None;
+        for wait in [0, 50, 200, 1000] {
+            std::thread::sleep(Duration::from_millis(wait));
+            match takes::complete(take) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = Some(e),
             }
-            return Err(e.into());
         }
-        Ok(records
-            .into_iter()
-            .map(|r| r.map(|(p, _)| p).unwrap_or_default())
-            .collect())
+        let e = last.expect("tried");
+        self.say(
+            runner,
+            &format!("could not write the records of a take ({e}): its jobs are handed back"),
+        );
+        let records: Vec<_> = records.iter().flatten().cloned().collect();
+        let mut log = |m: String| self.say(runner, &m);
+        if let Err(again) = record::settle_stopped(self.site, &self.here, &records, &mut log) {
+            self.say(
+                runner,
+                &format!(
+                    "handing them back failed too ({again}): tried again when the daemon stops"
+                ),
+            );
+            self.stopped.lock().expect("stopped").extend(records);
+        }
+        Err(e)
     }
 
     /// Requeues the jobs still in the hand (the daemon stops, or its host was given back to
