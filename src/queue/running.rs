@@ -143,12 +143,20 @@ fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecor
     )))
 }
 
-/// One listing's records and the take files' records that are not written yet; `None` when
-/// a take file listed was gone when read.
+/// The records of two listings, one after the other, and the take files' records that are
+/// not written yet; `None` when a take file listed was gone when read. Two: a listing is no
+/// snapshot, and one made while a daemon completes a take may pass the place of a record
+/// before it is written and that of the take file after it is removed; the record is there
+/// for the second. (With the queue's lock held no take file is made meanwhile.)
 fn read_listing(site: &Site, prefix: &str) -> Result<Option<Vec<(PathBuf, RunningRecord)>>> {
+    let dir = running_dir(site);
+    let mut listed: Vec<(String, PathBuf)> = crate::files::list(&dir).map_err(|e| e.to_string())?;
+    listed.extend(crate::files::list(&dir).map_err(|e| e.to_string())?);
+    listed.sort_unstable();
+    listed.dedup();
     let mut out = Vec::new();
     let mut takes = Vec::new();
-    for (name, path) in crate::files::list(&running_dir(site)).map_err(|e| e.to_string())? {
+    for (name, path) in listed {
         // Not records: temporaries (`.tmp`, and `.NAME.PID.tmp` while one is written) and
         // FUSE's `.fuse_hidden*` (sshfs renames a removed file that is still open to that
         // until its last close reaches it).

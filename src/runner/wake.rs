@@ -63,16 +63,47 @@ fn wakes(ev: &notify::Event) -> bool {
         })
 }
 
-/// Watches the queue files and stage records for changes, waking idle runners.
-pub(super) fn watch(site: &Site, wake: Arc<Wake>) -> notify::Result<notify::RecommendedWatcher> {
+/// Whether `ev` is a job's end: its running record removed (what a runner waiting for the
+/// pool to empty, `--until-empty`, waits for).
+fn ends_a_job(ev: &notify::Event) -> bool {
+    matches!(ev.kind, notify::EventKind::Remove(_))
+        && ev.paths.iter().any(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            !name.starts_with('.') && !crate::queue::takes::is_take(&name)
+        })
+}
+
+/// Watches the queue files and stage records for changes, waking idle runners; with
+/// `job_ends`, also the removal of running records.
+pub(super) fn watch(
+    site: &Site,
+    wake: Arc<Wake>,
+    job_ends: bool,
+) -> notify::Result<notify::RecommendedWatcher> {
     use notify::{RecursiveMode, Watcher};
+    let running = site.root().join("running");
     let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if ev.is_ok_and(|ev| wakes(&ev)) {
+        let Ok(ev) = ev else {
+            return;
+        };
+        let in_running = ev
+            .paths
+            .iter()
+            .any(|p| p.parent() == Some(running.as_path()));
+        if (!in_running && wakes(&ev)) || (in_running && ends_a_job(&ev)) {
             wake.bump();
         }
     })?;
     for d in ["queues", "done"] {
         w.watch(&site.root().join(d), RecursiveMode::NonRecursive)?;
+    }
+    if job_ends {
+        let dir = site.root().join("running");
+        std::fs::create_dir_all(&dir).map_err(notify::Error::io)?;
+        w.watch(&dir, RecursiveMode::NonRecursive)?;
     }
     Ok(w)
 }

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How long an empty pool must stay empty before `--until-empty` ends.
+const CONFIRM_PAUSE: Duration = Duration::from_millis(200);
+
 impl Daemon<'_> {
     /// With `--until-empty`: whether to end (the queues hold no job and nothing runs
     /// anywhere), or why nothing more can run (held jobs, or jobs whose inputs never come).
@@ -20,10 +23,11 @@ impl Daemon<'_> {
                 .filter(|s| s.is_held(&self.opts.policy))
                 .collect())
         };
-        // Nothing runnable and nothing running: that may be a moment between another
-        // runner's take (its record appeared after we looked) and its finish, which may
-        // have queued more. Ended (or stuck) only if it still looks the same after a pause.
-        std::thread::sleep(self.opts.poll.max(Duration::from_millis(500)));
+        // Nothing runnable and nothing running. `idle_everywhere` reads the records after
+        // the queues, so a take between its reads is seen; the same again after a short
+        // pause is for whatever a file server makes visible late. (A daemon that ends too
+        // soon only leaves the last jobs' successors to the daemons still running them.)
+        std::thread::sleep(CONFIRM_PAUSE);
         if self.idle_everywhere()? != Some(jobs) {
             return Ok(None);
         }

@@ -57,6 +57,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// How often a daemon looks for stale running records of its host. Its own never are while
+/// it lives; another daemon of the host that died leaves them (at its start it finds those
+/// of its predecessors). Not every job: each look lists `running/`.
+const REAP_PERIOD: Duration = Duration::from_secs(2);
+
 /// How a daemon runs.
 #[derive(Clone, Debug)]
 pub struct DaemonOptions {
@@ -141,9 +146,9 @@ struct Daemon<'a> {
     verdict: OnceLock<String>,
     /// Records whose settling failed (disk full, file server away), tried again every loop.
     unsettled: Mutex<Vec<(PathBuf, RunningRecord, Ending)>>,
-    /// Held while a runner settles stale records: the others would find, report and try to
-    /// settle the same ones.
-    reaping: Mutex<()>,
+    /// Held while a runner settles stale records (the others would find, report and try to
+    /// settle the same ones), and when they were last looked for.
+    reaping: Mutex<supervise::Every>,
     /// Runners with a job now (counted from the take): the daemon waits (`waiting/`) only
     /// when none has one, and a take asks for as many jobs as there are runners without.
     busy: std::sync::atomic::AtomicUsize,
@@ -549,7 +554,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         waiting_since: Mutex::new(None),
         leaving: std::sync::atomic::AtomicBool::new(false),
         unsettled: Mutex::default(),
-        reaping: Mutex::default(),
+        reaping: Mutex::new(supervise::Every::new(REAP_PERIOD)),
     };
     let t0 = Instant::now();
     let names: Vec<&str> = opts.queues.iter().map(|q| q.name).collect();
@@ -567,7 +572,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
             opts.policy.max_attempts
         ),
     );
-    let watcher = match watch(site, wake) {
+    let watcher = match watch(site, wake, opts.until_empty) {
         Ok(w) => Some(w),
         Err(e) => {
             d.say(

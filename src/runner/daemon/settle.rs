@@ -130,9 +130,13 @@ impl Daemon<'_> {
         Ok(())
     }
 
-    /// Settles this host's stale running records: their jobs used an attempt.
+    /// Settles this host's stale running records (their jobs used an attempt), at most
+    /// once every [`REAP_PERIOD`].
     pub(super) fn reap_stale(&self, runner: usize) -> Result<()> {
-        let _one_runner = self.reaping.lock().expect("reaping");
+        let mut one_runner = self.reaping.lock().expect("reaping");
+        if !one_runner.due() {
+            return Ok(());
+        }
         for (path, rec) in record::read_host(self.site, &self.opts.host)? {
             if !rec.is_stale(&self.here) {
                 continue;
