@@ -490,7 +490,7 @@ fn count_attempt(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -533,7 +533,7 @@ mod tests {
     }
 
     /// The record of runner `pid` of host `h` that took `line` from prime, no child yet.
-    fn taken(pid: u32, line: &str) -> RunningRecord {
+    pub(crate) fn taken(pid: u32, line: &str) -> RunningRecord {
         RunningRecord {
             host: "h".into(),
             boot_id: "b".into(),

@@ -150,20 +150,7 @@ pub fn complete_listing(site: &Site, record: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn rec(pid: u32, line: &str) -> RunningRecord {
-        RunningRecord {
-            host: "h".into(),
-            boot_id: "b".into(),
-            pid,
-            pid_start: 1,
-            child: 0,
-            child_start: 0,
-            queue: "prime".into(),
-            line: line.into(),
-            since: 5,
-            failed: None,
-        }
-    }
+    use crate::queue::running::tests::taken as rec;
 
     #[test]
     fn a_take_file_round_trips_and_completes_into_its_records() {
