@@ -497,6 +497,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
 /// and comes back with a new boot id. The build ends by itself, byte-identical to the
 /// in-process build, nothing held.
 #[test]
+#[ignore = "5 minutes, beyond CI's budget: cargo test --release --test slurm -- --ignored"]
 fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
     let _one = one_cluster();
     let c = Cluster::with_plan();
@@ -610,7 +611,13 @@ fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
     for (blow, rec, p) in &blows {
         done_from_checkpoint(&site, &pilot_logs, rec, blow);
         let end = pilot(&site, &p.host).unwrap();
-        let next = pilot(&site, &format!("{}.r1", p.host));
+        // The task's later runs (`.r<n>`, n counting Slurm's requeues): the node that fails
+        // may be the one where the preempted task ran again.
+        let base = p.host.split(".r").next().unwrap_or(&p.host).to_string();
+        let later: Vec<PilotRecord> = (p.restarts + 1..p.restarts + 4)
+            .map_while(|n| pilot(&site, &format!("{base}.r{n}")))
+            .collect();
+        let next = later.last();
         if blow.starts_with("preempted") {
             assert_eq!(end.exit, Some(0), "{blow}: {end:?}");
             stopped_at_a_checkpoint(&site, rec, p, blow);
@@ -618,11 +625,11 @@ fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
         match *blow {
             // Cancelled: no later run.
             "preempted (CANCEL)" => assert!(next.is_none(), "{next:?}"),
-            // Requeued by Slurm, preempted or after its node failed: the next run ran and
-            // ended with the build.
+            // Requeued by Slurm, preempted or after its node failed: a later run ran, and the
+            // last ended with the build.
             _ => {
                 let next = next.unwrap_or_else(|| panic!("{blow}: no next run"));
-                assert_eq!((next.restarts, next.exit), (1, Some(0)), "{next:?}");
+                assert_eq!(next.exit, Some(0), "{blow}: {later:?}");
             }
         }
         if *blow == "node failure" {
