@@ -10,9 +10,8 @@
 //! own, and whoever settles one of them ([`super::running::settle`]) first writes the
 //! take's records and removes it ([`complete`]), inside the queue's lock.
 
-use super::running::{RunningRecord, running_dir};
+use super::running::{RunningRecord, remove_record, running_dir};
 use crate::error::{Error, Result};
-use crate::files::FileOp;
 use crate::solve::Site;
 use std::path::{Path, PathBuf};
 
@@ -93,12 +92,7 @@ pub fn complete(take: &Path) -> Result<()> {
         return Ok(());
     };
     write_records(&records)?;
-    match std::fs::remove_file(take) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::file(FileOp::Removing, take, e))
-        }
-        _ => Ok(()),
-    }
+    remove_record(take)
 }
 
 /// Writes `records` (each synced) side by side: a take of many jobs waits for about one

@@ -84,7 +84,8 @@ pub(super) fn watch(
     job_ends: bool,
 ) -> notify::Result<notify::RecommendedWatcher> {
     use notify::{RecursiveMode, Watcher};
-    let running = site.root().join("running");
+    let running = crate::queue::running::running_dir(site);
+    let dir = running.clone();
     let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
         let Ok(ev) = ev else {
             return;
@@ -101,7 +102,6 @@ pub(super) fn watch(
         w.watch(&site.root().join(d), RecursiveMode::NonRecursive)?;
     }
     if job_ends {
-        let dir = site.root().join("running");
         std::fs::create_dir_all(&dir).map_err(notify::Error::io)?;
         w.watch(&dir, RecursiveMode::NonRecursive)?;
     }

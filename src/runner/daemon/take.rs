@@ -132,7 +132,7 @@ impl Daemon<'_> {
                 continue;
             }
             let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
-            let mut records = Vec::new();
+            let (mut records, mut jobs) = (Vec::new(), Vec::new());
             let take = self.take_path();
             let mut log = |m: String| self.say(runner, &m);
             let took = queue.take_many(
@@ -148,7 +148,7 @@ impl Daemon<'_> {
                 |l| self.runnable(l, &mut ready, &mut gates),
                 |lines| {
                     records = self.records(runner, queue, lines)?;
-                    let jobs: Vec<_> = records.iter().flatten().cloned().collect();
+                    jobs = records.iter().flatten().cloned().collect();
                     if !jobs.is_empty() {
                         takes::write(&take, &jobs)?;
                     }
@@ -171,8 +171,8 @@ impl Daemon<'_> {
                 continue;
             }
             fault::point("take.done");
-            if records.iter().any(Option::is_some) {
-                self.complete_take(runner, &take, &records)?;
+            if !jobs.is_empty() {
+                self.complete_take(runner, &take, jobs)?;
             }
             return Ok(took
                 .lines
@@ -234,7 +234,7 @@ impl Daemon<'_> {
         &self,
         runner: usize,
         take: &Path,
-        records: &[Option<(PathBuf, RunningRecord)>],
+        records: Vec<(PathBuf, RunningRecord)>,
     ) -> Result<()> {
         let mut last = None;
         for wait in [0, 50, 200, 1000] {
@@ -249,7 +249,6 @@ impl Daemon<'_> {
             runner,
             &format!("could not write the records of a take ({e}): its jobs are handed back"),
         );
-        let records: Vec<_> = records.iter().flatten().cloned().collect();
         let mut log = |m: String| self.say(runner, &m);
         if let Err(again) = record::settle_stopped(self.site, &self.here, &records, &mut log) {
             self.say(
