@@ -19,19 +19,24 @@ pub enum Durability {
 
 /// Replaces `path` by `bytes`: written under a hidden name beside it that carries this
 /// process's id (two machines writing the same file never share a temporary), then renamed
-/// over it. Creates the directory if needed.
+/// over it. Creates the directory if needed, only once the temporary cannot be created
+/// without it: on a network filesystem every look at the directory is a round trip, and the
+/// directories of records nearly always exist.
 pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(d) = dir {
-        std::fs::create_dir_all(d)?;
-    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     let write = || -> io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = match (std::fs::File::create(&tmp), dir) {
+            (Err(e), Some(d)) if e.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(d)?;
+                std::fs::File::create(&tmp)?
+            }
+            (f, _) => f?,
+        };
         f.write_all(bytes)?;
         if durability != Durability::Volatile {
             f.sync_all()?;

@@ -101,6 +101,9 @@ impl LockOwner {
 /// The longest pause between two tries for a held lock.
 const MAX_PAUSE: Duration = Duration::from_millis(50);
 
+/// How often a waiter reads the lock's owner to see whether it is gone.
+const OWNER_LOOK: Duration = Duration::from_millis(250);
+
 /// Up to `pause` more, from the clock's nanoseconds (no generator state to share).
 fn jitter(pause: Duration) -> Duration {
     let nanos = SystemTime::now()
@@ -183,32 +186,40 @@ impl LockFile {
     ) -> io::Result<LockFile> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(1);
+        let mut next_look = start;
         loop {
             if let Some(l) = Self::try_acquire(path, here)? {
                 return Ok(l);
             }
-            let owner = LockOwner::read(path);
-            if let Some(o) = &owner
-                && o.is_gone(here)
-            {
-                Self::break_stale(path, o, here, events)?;
-                continue;
-            }
-            if owner.is_none() && Self::break_unwritten(path, here, events)? {
-                continue;
-            }
-            if start.elapsed() >= wait {
-                let who = owner.map_or("an unreadable owner".to_string(), |o| {
-                    format!("pid {} on {} since {}", o.pid, o.host, o.since)
-                });
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "{}: still held by {who} after {:.1}s",
-                        path.display(),
-                        wait.as_secs_f64()
-                    ),
-                ));
+            // The owner is read at the first failed try and then every `OWNER_LOOK`, not at
+            // every try: on a network filesystem each read is three round trips to the file
+            // server, which the holder's own work waits behind.
+            let timed_out = start.elapsed() >= wait;
+            if timed_out || Instant::now() >= next_look {
+                next_look = Instant::now() + OWNER_LOOK;
+                let owner = LockOwner::read(path);
+                if let Some(o) = &owner
+                    && o.is_gone(here)
+                {
+                    Self::break_stale(path, o, here, events)?;
+                    continue;
+                }
+                if owner.is_none() && Self::break_unwritten(path, here, events)? {
+                    continue;
+                }
+                if timed_out {
+                    let who = owner.map_or("an unreadable owner".to_string(), |o| {
+                        format!("pid {} on {} since {}", o.pid, o.host, o.since)
+                    });
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "{}: still held by {who} after {:.1}s",
+                            path.display(),
+                            wait.as_secs_f64()
+                        ),
+                    ));
+                }
             }
             // Jittered, so that waiters who started together do not keep colliding. Capped
             // at 50 ms: on a network filesystem each try is several round trips to the file

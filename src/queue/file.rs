@@ -172,11 +172,16 @@ impl Queue {
         times: &mut LockTimes,
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
-        let dir = self.path.parent().expect("queues/ directory");
-        std::fs::create_dir_all(dir).map_err(|e| failed(FileOp::Creating, dir, e))?;
         let mut events = Vec::new();
         let t0 = std::time::Instant::now();
-        let lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
+        let mut lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
+        // `queues/` is made when a lock finds it missing, not looked for before every take
+        // (a round trip to the file server each).
+        if matches!(&lock, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+            let dir = self.path.parent().expect("queues/ directory");
+            std::fs::create_dir_all(dir).map_err(|e| failed(FileOp::Creating, dir, e))?;
+            lock = LockFile::acquire(&self.lock_path(), here, LOCK_WAIT, &mut events);
+        }
         let got = std::time::Instant::now();
         times.wait += got - t0;
         for crate::lock::LockEvent::BrokeStale { path, owner } in events {

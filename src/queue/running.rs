@@ -442,12 +442,13 @@ fn count_attempt(
         let n = attempts.len() as u32 + 1;
         let kept = match output {
             Some(out) if out.exists() => {
+                // Copied, not renamed: the runner's output is on its own disk, not the site's.
                 let name = held::output_name(job, n);
                 let to = site.root().join(&name);
-                if let Some(d) = to.parent() {
-                    std::fs::create_dir_all(d).map_err(|e| Error::file(FileOp::Creating, d, e))?;
-                }
-                std::fs::rename(out, &to).map_err(|e| Error::file(FileOp::Renaming, out, e))?;
+                let text = std::fs::read(out).map_err(|e| Error::file(FileOp::Reading, out, e))?;
+                crate::files::replace(&to, &text, crate::files::Durability::Data)
+                    .map_err(|e| Error::file(FileOp::Writing, &to, e))?;
+                let _ = std::fs::remove_file(out);
                 Some(name)
             }
             _ => None,

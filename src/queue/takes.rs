@@ -12,6 +12,7 @@
 
 use super::running::{RunningRecord, remove_record, running_dir};
 use crate::error::{Error, Result};
+use crate::files::FileOp;
 use crate::solve::Site;
 use std::path::{Path, PathBuf};
 
@@ -91,15 +92,30 @@ pub fn complete(take: &Path) -> Result<()> {
     let Some(records) = read(take)? else {
         return Ok(());
     };
-    write_records(&records)?;
+    write_records(&records, true)?;
+    remove_record(take)
+}
+
+/// [`complete`] for the daemon that wrote the take, which holds its `records` still: the take
+/// file is only looked for (gone, a settler completed it), not read, and the records are
+/// written whether or not a settler wrote them meanwhile (with the same text).
+pub fn complete_own(take: &Path, records: &[(PathBuf, RunningRecord)]) -> Result<()> {
+    if !take
+        .try_exists()
+        .map_err(|e| Error::file(FileOp::Inspecting, take, e))?
+    {
+        return Ok(());
+    }
+    write_records(records, false)?;
     remove_record(take)
 }
 
 /// Writes `records` (each synced) side by side: a take of many jobs waits for about one
-/// journal commit rather than one per job.
-pub fn write_records(records: &[(PathBuf, RunningRecord)]) -> Result<()> {
+/// journal commit rather than one per job. With `skip_written`, a record already there is
+/// left as it is.
+fn write_records(records: &[(PathBuf, RunningRecord)], skip_written: bool) -> Result<()> {
     let write = |(path, rec): &(PathBuf, RunningRecord)| -> Result<()> {
-        if path.exists() {
+        if skip_written && path.exists() {
             return Ok(());
         }
         rec.write(path, true)

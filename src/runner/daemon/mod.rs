@@ -8,7 +8,8 @@
 //!   job ever writes it. The other runners find their jobs in the daemon's hand.
 //! - The child is `jobrunner run JOB` at nice 19 in the idle I/O class (the paper's
 //!   background computations), told to stop (SIGTERM) if this runner dies; its output goes
-//!   to `logs/<record>.out`, then into the runner's log.
+//!   to `<record>.out` in a directory of this machine ([`job_output_dir`]), then into the
+//!   runner's log (and into `attempts/` when the job fails).
 //! - Exit 0: a done record, the pair moved on, the running record removed. Exit 3 (stopped at
 //!   a checkpoint, by our SIGTERM or anyone's): the job goes back to the top of its queue in
 //!   the explicit-range form. Anything else is a failed attempt (`record::settle`): the job
@@ -61,6 +62,17 @@ use std::time::{Duration, Instant};
 /// it lives; another daemon of the host that died leaves them (at its start it finds those
 /// of its predecessors). Not every job: each look lists `running/`.
 const REAP_PERIOD: Duration = Duration::from_secs(2);
+
+/// Where this machine's job processes write their output while they run: the temporary
+/// directory of the local disk, one per user, not the site. On a network filesystem the
+/// output file was some fifteen round trips to the file server a job (made, read back,
+/// removed); only a failed attempt's output is kept, copied into the site's `attempts/`.
+/// A host's own stale records are settled on the host, so their output is still found.
+pub fn job_output_dir() -> PathBuf {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("nowdb-jobs-{uid}"))
+}
 
 /// How a daemon runs.
 #[derive(Clone, Debug)]
@@ -197,13 +209,11 @@ impl Daemon<'_> {
         true
     }
 
-    /// Where a record's job process writes its output.
+    /// Where a record's job process writes its output: [`job_output_dir`], named after the
+    /// record (unique to this daemon's process).
     fn output_path(&self, record: &Path) -> PathBuf {
         let name = record.file_name().map(|n| n.to_string_lossy().into_owned());
-        self.site
-            .root()
-            .join("logs")
-            .join(format!("{}.out", name.unwrap_or_default()))
+        job_output_dir().join(format!("{}.out", name.unwrap_or_default()))
     }
 
     /// Whether wswatch has given the machine back to its user (`pause/<host>`).
@@ -524,6 +534,10 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         let p = site.root().join(d);
         std::fs::create_dir_all(&p).map_err(|e| failed(FileOp::Creating, &p, e))?;
     }
+    let out = job_output_dir();
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&out)
+        .map_err(|e| failed(FileOp::Creating, &out, e))?;
     // Before any thread starts: they inherit it.
     super::become_background_daemon();
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;

@@ -171,10 +171,10 @@ impl Daemon<'_> {
                     output: Some(self.output_path(&path)),
                 },
             };
-            if matches!(
-                self.settle(runner, &path, &rec, &ending)?,
-                Settled::Requeued | Settled::Retry { .. }
-            ) {
+            let settled = self.settle(runner, &path, &rec, &ending)?;
+            // (A failed attempt's output is in `attempts/` now; a stopped one's is not kept.)
+            let _ = std::fs::remove_file(self.output_path(&path));
+            if matches!(settled, Settled::Requeued | Settled::Retry { .. }) {
                 let msg = format!(
                     "stale running record {} of \"{}\": its job was settled (see logs/{}.log)",
                     path.display(),

@@ -239,7 +239,7 @@ impl Daemon<'_> {
         let mut last = None;
         for wait in [0, 50, 200, 1000] {
             std::thread::sleep(Duration::from_millis(wait));
-            match takes::complete(take) {
+            match takes::complete_own(take, &records) {
                 Ok(()) => return Ok(()),
                 Err(e) => last = Some(e),
             }
