@@ -223,7 +223,14 @@ impl Daemon<'_> {
 
     /// Runs one taken job to its end. Returns `Stopped` when a stop request made it
     /// checkpoint (it is then back in its queue).
-    fn run(&self, runner: usize, queue: &Queue, q: QueuedJob, path: &Path) -> Result<Option<End>> {
+    fn run(
+        &self,
+        runner: usize,
+        queue: &Queue,
+        q: QueuedJob,
+        path: &Path,
+        rec: Option<RunningRecord>,
+    ) -> Result<Option<End>> {
         let line = q.to_string();
         let job = q.job()?;
         self.say(
@@ -232,10 +239,16 @@ impl Daemon<'_> {
         );
         let out = self.output_path(path);
         let t0 = Instant::now();
-        let mut rec = RunningRecord::parse(
-            &std::fs::read_to_string(path).map_err(|e| failed(FileOp::Reading, path, e))?,
-        )
-        .ok_or_else(|| format!("{}: not a running record", path.display()))?;
+        // The record as this daemon wrote it, if it is still there: a settler that requeued
+        // the job meanwhile (wsmonitor took this host for crashed) removed it, and then the
+        // job does not run. Looking costs one round trip to a file server, reading three.
+        let mut rec = match (rec, path.try_exists()) {
+            (Some(rec), Ok(true)) => rec,
+            _ => RunningRecord::parse(
+                &std::fs::read_to_string(path).map_err(|e| failed(FileOp::Reading, path, e))?,
+            )
+            .ok_or_else(|| format!("{}: not a running record", path.display()))?,
+        };
         let started = child::command(self.site, self.opts, &job, &out)
             .map_err(|e| e.to_string())
             .and_then(|mut c| {
@@ -419,8 +432,9 @@ impl Daemon<'_> {
                     queue,
                     line: QueueLine::Job(job),
                     path,
+                    rec,
                 })) => {
-                    match self.run_counted(k, &queue, job, &path) {
+                    match self.run_counted(k, &queue, job, &path, rec) {
                         Ok(Some(end)) => return Ok(end),
                         Ok(None) => {}
                         Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),

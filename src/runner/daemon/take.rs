@@ -12,12 +12,14 @@
 
 use super::*;
 
-/// A job taken from `queue`, in its running record at `path` (a `stop` line has none).
+/// A job taken from `queue`, in its running record at `path` (a `stop` line has none), whose
+/// text this daemon wrote and keeps in `rec`.
 #[derive(Clone, Debug)]
 pub(super) struct Taken {
     pub queue: Queue,
     pub line: QueueLine,
     pub path: PathBuf,
+    pub rec: Option<RunningRecord>,
 }
 
 /// A wait for a queue's lock this long is said in the log.
@@ -178,10 +180,14 @@ impl Daemon<'_> {
                 .lines
                 .into_iter()
                 .zip(records)
-                .map(|(line, r)| Taken {
-                    queue: queue.clone(),
-                    line,
-                    path: r.map(|(p, _)| p).unwrap_or_default(),
+                .map(|(line, r)| {
+                    let (path, rec) = r.map_or((PathBuf::new(), None), |(p, r)| (p, Some(r)));
+                    Taken {
+                        queue: queue.clone(),
+                        line,
+                        path,
+                        rec,
+                    }
                 })
                 .collect());
         }

@@ -40,9 +40,10 @@ impl Daemon<'_> {
         queue: &Queue,
         q: QueuedJob,
         path: &Path,
+        rec: Option<RunningRecord>,
     ) -> Result<Option<End>> {
         self.leave_waiting();
-        let r = self.run(runner, queue, q, path);
+        let r = self.run(runner, queue, q, path, rec);
         self.busy.fetch_sub(1, Ordering::SeqCst);
         r
     }
