@@ -223,14 +223,14 @@ impl Daemon<'_> {
 
     /// Runs one taken job to its end. Returns `Stopped` when a stop request made it
     /// checkpoint (it is then back in its queue).
-    fn run(
-        &self,
-        runner: usize,
-        queue: &Queue,
-        q: QueuedJob,
-        path: &Path,
-        rec: Option<RunningRecord>,
-    ) -> Result<Option<End>> {
+    fn run(&self, runner: usize, taken: take::TakenJob) -> Result<Option<End>> {
+        let take::TakenJob {
+            queue,
+            job: q,
+            path,
+            rec,
+        } = taken;
+        let (queue, path) = (&queue, path.as_path());
         let line = q.to_string();
         let job = q.job()?;
         self.say(
@@ -434,7 +434,13 @@ impl Daemon<'_> {
                     path,
                     rec,
                 })) => {
-                    match self.run_counted(k, &queue, job, &path, rec) {
+                    let taken = take::TakenJob {
+                        queue,
+                        job,
+                        path,
+                        rec,
+                    };
+                    match self.run_counted(k, taken) {
                         Ok(Some(end)) => return Ok(end),
                         Ok(None) => {}
                         Err(e) if e.is_no_space() => self.no_room(k, "", &e.to_string()),

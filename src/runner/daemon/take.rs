@@ -22,6 +22,15 @@ pub(super) struct Taken {
     pub rec: Option<RunningRecord>,
 }
 
+/// A taken job as its runner runs it: from `queue`, in its running record at `path`, whose
+/// text this daemon wrote and keeps in `rec`.
+pub(super) struct TakenJob {
+    pub queue: Queue,
+    pub job: QueuedJob,
+    pub path: PathBuf,
+    pub rec: Option<RunningRecord>,
+}
+
 /// A wait for a queue's lock this long is said in the log.
 const SLOW_LOCK: Duration = Duration::from_secs(5);
 

@@ -34,16 +34,9 @@ struct Waiting {
 impl Daemon<'_> {
     /// Runs a taken job (counted as busy since its take, until it ends); a waiting daemon
     /// stops waiting.
-    pub(super) fn run_counted(
-        &self,
-        runner: usize,
-        queue: &Queue,
-        q: QueuedJob,
-        path: &Path,
-        rec: Option<RunningRecord>,
-    ) -> Result<Option<End>> {
+    pub(super) fn run_counted(&self, runner: usize, taken: take::TakenJob) -> Result<Option<End>> {
         self.leave_waiting();
-        let r = self.run(runner, queue, q, path, rec);
+        let r = self.run(runner, taken);
         self.busy.fetch_sub(1, Ordering::SeqCst);
         r
     }
