@@ -442,13 +442,13 @@ fn count_attempt(
         let n = attempts.len() as u32 + 1;
         let kept = match output {
             Some(out) if out.exists() => {
-                // Copied, not renamed: the runner's output is on its own disk, not the site's.
+                // Copied, not renamed: the runner's output is on its own disk, not the site's
+                // (the runner removes it once the job is settled).
                 let name = held::output_name(job, n);
                 let to = site.root().join(&name);
                 let text = std::fs::read(out).map_err(|e| Error::file(FileOp::Reading, out, e))?;
                 crate::files::replace(&to, &text, crate::files::Durability::Data)
                     .map_err(|e| Error::file(FileOp::Writing, &to, e))?;
-                let _ = std::fs::remove_file(out);
                 Some(name)
             }
             _ => None,

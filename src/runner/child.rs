@@ -27,7 +27,16 @@ pub fn command(
     job: &Job,
     out: &Path,
 ) -> std::io::Result<Command> {
-    let f = std::fs::File::create(out).map_err(|e| failed(FileOp::Creating, out, e))?;
+    // `out` is in the daemon's job output directory, made again if it went (else every
+    // job would fail to start and use up its attempts).
+    let f = match std::fs::File::create(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            super::daemon::make_job_output_dir()?;
+            std::fs::File::create(out)
+        }
+        f => f,
+    }
+    .map_err(|e| failed(FileOp::Creating, out, e))?;
     let mut cmd = Command::new(&opts.exe);
     cmd.arg("--site")
         .arg(site.root())

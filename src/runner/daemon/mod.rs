@@ -74,6 +74,15 @@ pub fn job_output_dir() -> PathBuf {
     std::env::temp_dir().join(format!("nowdb-jobs-{uid}"))
 }
 
+/// Makes [`job_output_dir`], readable by its user only, if it is missing: when the daemon
+/// starts, and again when a job finds it gone (a cleaner of old temporary files removed it).
+pub fn make_job_output_dir() -> std::io::Result<()> {
+    let dir = job_output_dir();
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&dir)
+        .map_err(|e| failed(FileOp::Creating, &dir, e))
+}
+
 /// How a daemon runs.
 #[derive(Clone, Debug)]
 pub struct DaemonOptions {
@@ -554,10 +563,7 @@ pub fn run_daemon(site: &Site, opts: &DaemonOptions) -> Result<DaemonSummary> {
         let p = site.root().join(d);
         std::fs::create_dir_all(&p).map_err(|e| failed(FileOp::Creating, &p, e))?;
     }
-    let out = job_output_dir();
-    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
-        .create(&out)
-        .map_err(|e| failed(FileOp::Creating, &out, e))?;
+    make_job_output_dir()?;
     // Before any thread starts: they inherit it.
     super::become_background_daemon();
     let real = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
