@@ -2,6 +2,10 @@
 //! of one: checkpoints, done and stage records, running records, heartbeats, monitor and
 //! watch state, spooled mail.
 
+mod dirs;
+
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -19,37 +23,87 @@ pub enum Durability {
 
 /// Replaces `path` by `bytes`: written under a hidden name beside it that carries this
 /// process's id (two machines writing the same file never share a temporary), then renamed
-/// over it. Creates the directory if needed, only once the temporary cannot be created
-/// without it: on a network filesystem every look at the directory is a round trip, and the
-/// directories of records nearly always exist.
+/// over it, both named relative to the directory's open handle ([`dirs`]). Creates the
+/// directory if needed, only once the temporary cannot be created without it: on a network
+/// filesystem every look at the directory is a round trip, and the directories of records
+/// nearly always exist.
 pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = format!(".{name}.{}.tmp", std::process::id());
+    replace_through(path, &tmp, bytes, durability)
+}
+
+/// [`replace`] through the temporary `tmp` in the same directory (a name that no other
+/// writer of the file can use at the same time).
+pub fn replace_through(
+    path: &Path,
+    tmp: &str,
+    bytes: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
+    let (dir, name) = dirs::split(path)?;
+    let tmp = std::ffi::OsStr::new(tmp);
+    let create = || {
+        dirs::at(dir, |d| {
+            let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC;
+            nix::fcntl::openat(d, tmp, flags, Mode::from_bits_truncate(0o666))
+        })
+    };
     let write = || -> io::Result<()> {
-        let mut f = match (std::fs::File::create(&tmp), dir) {
-            (Err(e), Some(d)) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(d)?;
-                std::fs::File::create(&tmp)?
+        let fd = match create() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir)?;
+                create()?
             }
-            (f, _) => f?,
+            f => f?,
         };
+        let mut f = std::fs::File::from(fd);
         f.write_all(bytes)?;
         if durability != Durability::Volatile {
             f.sync_all()?;
         }
-        std::fs::rename(&tmp, path)?;
-        match (durability, dir) {
-            (Durability::Full, Some(d)) => std::fs::File::open(d)?.sync_all(),
+        drop(f);
+        dirs::at(dir, |d| nix::fcntl::renameat(d, tmp, d, name))?;
+        match durability {
+            Durability::Full => dirs::at(dir, |d| nix::unistd::fsync(d)),
             _ => Ok(()),
         }
     };
     write().inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(dir.join(tmp));
     })
+}
+
+/// Creates the file at `path`, which must not exist yet, for writing (a lock file), named
+/// relative to its directory's open handle ([`dirs`]).
+pub fn create_new(path: &Path) -> io::Result<std::fs::File> {
+    let (dir, name) = dirs::split(path)?;
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC;
+    let fd = dirs::at(dir, |d| {
+        nix::fcntl::openat(d, name, flags, Mode::from_bits_truncate(0o666))
+    })?;
+    Ok(std::fs::File::from(fd))
+}
+
+/// Removes the file at `path`, named relative to its directory's open handle ([`dirs`]).
+pub fn remove(path: &Path) -> io::Result<()> {
+    let (dir, name) = dirs::split(path)?;
+    dirs::at(dir, |d| {
+        nix::unistd::unlinkat(d, name, nix::unistd::UnlinkatFlags::NoRemoveDir)
+    })
+}
+
+/// Whether a file is at `path` (a symbolic link counts as its target), asked relative to its
+/// directory's open handle ([`dirs`]); an error other than "no such file" is an error.
+pub fn exists(path: &Path) -> io::Result<bool> {
+    let (dir, name) = dirs::split(path)?;
+    match dirs::at(dir, |d| {
+        nix::sys::stat::fstatat(d, name, nix::fcntl::AtFlags::empty())
+    }) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// What was being done to a file when it failed: the first word of a [`FileError`].

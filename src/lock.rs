@@ -10,7 +10,6 @@
 //! reported to the caller to log.
 
 use crate::files::{FileOp, failed};
-use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -146,7 +145,7 @@ impl LockFile {
         };
         let mut lost_races = 0;
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(path) {
+            match crate::files::create_new(path) {
                 Ok(mut f) => {
                     let lock = LockFile {
                         path: path.to_path_buf(),
@@ -313,14 +312,14 @@ impl LockFile {
     /// Removes the lock file.
     pub fn release(mut self) -> io::Result<()> {
         self.released = true;
-        std::fs::remove_file(&self.path).map_err(|e| failed(FileOp::Removing, &self.path, e))
+        crate::files::remove(&self.path).map_err(|e| failed(FileOp::Removing, &self.path, e))
     }
 }
 
 impl Drop for LockFile {
     fn drop(&mut self) {
         if !self.released {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = crate::files::remove(&self.path);
         }
     }
 }

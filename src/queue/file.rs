@@ -255,16 +255,14 @@ impl Queue {
         let tmp = self
             .path
             .with_extension(format!("tmp.{}.{k}", std::process::id()));
-        let write = || -> io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io(format_args!("rewriting {}", self.path.display()), e)
-        })
+        let tmp = tmp.file_name().unwrap_or_default().to_string_lossy();
+        crate::files::replace_through(
+            &self.path,
+            &tmp,
+            text.as_bytes(),
+            crate::files::Durability::Data,
+        )
+        .map_err(|e| Error::io(format_args!("rewriting {}", self.path.display()), e))
     }
 
     /// Adds `lines` at the top (rewriting the file) or at the end. Adding at the end is one

@@ -395,7 +395,7 @@ fn is_current(path: &Path, rec: &RunningRecord) -> Result<bool> {
 
 /// Removes a file of `running/` (a record or a take file); one already gone is no error.
 pub(crate) fn remove_record(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
+    match crate::files::remove(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(Error::file(FileOp::Removing, path, e))
         }

@@ -100,10 +100,7 @@ pub fn complete(take: &Path) -> Result<()> {
 /// file is only looked for (gone, a settler completed it), not read, and the records are
 /// written whether or not a settler wrote them meanwhile (with the same text).
 pub fn complete_own(take: &Path, records: &[(PathBuf, RunningRecord)]) -> Result<()> {
-    if !take
-        .try_exists()
-        .map_err(|e| Error::file(FileOp::Inspecting, take, e))?
-    {
+    if !crate::files::exists(take).map_err(|e| Error::file(FileOp::Inspecting, take, e))? {
         return Ok(());
     }
     write_records(records, false)?;

@@ -251,7 +251,7 @@ impl Daemon<'_> {
         // The record as this daemon wrote it, if it is still there: a settler that requeued
         // the job meanwhile (wsmonitor took this host for crashed) removed it, and then the
         // job does not run. Looking costs one round trip to a file server, reading three.
-        let mut rec = match (rec, path.try_exists()) {
+        let mut rec = match (rec, crate::files::exists(path)) {
             (Some(rec), Ok(true)) => rec,
             _ => RunningRecord::parse(
                 &std::fs::read_to_string(path).map_err(|e| failed(FileOp::Reading, path, e))?,
@@ -389,7 +389,7 @@ impl Daemon<'_> {
             }
         }
         fault::point("done.advanced");
-        match std::fs::remove_file(path) {
+        match crate::files::remove(path) {
             Ok(()) => {}
             // wsmonitor took this host for crashed and requeued the job meanwhile: it
             // will run again, with the same result (the operator was mailed).
