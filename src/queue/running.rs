@@ -116,24 +116,48 @@ impl RunningRecord {
 /// too, with the path it will have). A torn or foreign file is reported, not skipped: a
 /// record hides a job.
 pub fn read_all(site: &Site) -> Result<Vec<(PathBuf, RunningRecord)>> {
-    read_matching(site, "")
+    read_matching(site, "", None)
 }
 
 /// The running records of `host` (their names start with the host's name, so the others
 /// are not even opened: fewer opens, fewer races with rewrites on network filesystems).
 pub fn read_host(site: &Site, host: &str) -> Result<Vec<(PathBuf, RunningRecord)>> {
     let prefix = format!("{host}-");
-    Ok(read_matching(site, &prefix)?
+    Ok(read_matching(site, &prefix, None)?
         .into_iter()
         .filter(|(_, r)| r.host == host)
         .collect())
 }
 
-fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecord)>> {
+/// The records where stale ones of `host` may be: those of its daemons other than the live
+/// one `pid` (whose records its runners hold), from one listing of `running/`. A record a
+/// live daemon writes meanwhile may be missed, and is not stale. Over a network filesystem
+/// a listing costs the server a look at every file of `running/`, and a daemon looks every
+/// two seconds.
+pub fn read_host_stale_candidates(
+    site: &Site,
+    host: &str,
+    pid: u32,
+) -> Result<Vec<(PathBuf, RunningRecord)>> {
+    let prefix = format!("{host}-");
+    let live = format!("{host}-{pid}-");
+    Ok(read_matching(site, &prefix, Some(&live))?
+        .into_iter()
+        .filter(|(_, r)| r.host == host)
+        .collect())
+}
+
+/// The records named `prefix...`, but not `live...`; without `live`, from two listings
+/// (see [`read_listing`]), with it from one.
+fn read_matching(
+    site: &Site,
+    prefix: &str,
+    live: Option<&str>,
+) -> Result<Vec<(PathBuf, RunningRecord)>> {
     // A take file completed between the listing and its reading has its records written
     // before it goes: listed again, they are found.
     for _ in 0..20 {
-        if let Some(found) = read_listing(site, prefix)? {
+        if let Some(found) = read_listing(site, prefix, live)? {
             return Ok(found);
         }
     }
@@ -148,10 +172,16 @@ fn read_matching(site: &Site, prefix: &str) -> Result<Vec<(PathBuf, RunningRecor
 /// snapshot, and one made while a daemon completes a take may pass the place of a record
 /// before it is written and that of the take file after it is removed; the record is there
 /// for the second. (With the queue's lock held no take file is made meanwhile.)
-fn read_listing(site: &Site, prefix: &str) -> Result<Option<Vec<(PathBuf, RunningRecord)>>> {
+fn read_listing(
+    site: &Site,
+    prefix: &str,
+    live: Option<&str>,
+) -> Result<Option<Vec<(PathBuf, RunningRecord)>>> {
     let dir = running_dir(site);
     let mut listed: Vec<(String, PathBuf)> = crate::files::list(&dir).map_err(|e| e.to_string())?;
-    listed.extend(crate::files::list(&dir).map_err(|e| e.to_string())?);
+    if live.is_none() {
+        listed.extend(crate::files::list(&dir).map_err(|e| e.to_string())?);
+    }
     listed.sort_unstable();
     listed.dedup();
     let mut out = Vec::new();
@@ -160,7 +190,11 @@ fn read_listing(site: &Site, prefix: &str) -> Result<Option<Vec<(PathBuf, Runnin
         // Not records: temporaries (`.tmp`, and `.NAME.PID.tmp` while one is written) and
         // FUSE's `.fuse_hidden*` (sshfs renames a removed file that is still open to that
         // until its last close reaches it).
-        if !name.starts_with(prefix) || name.ends_with(".tmp") || name.starts_with('.') {
+        if !name.starts_with(prefix)
+            || live.is_some_and(|l| name.starts_with(l))
+            || name.ends_with(".tmp")
+            || name.starts_with('.')
+        {
             continue;
         }
         if takes::is_take(&name) {

@@ -137,7 +137,8 @@ impl Daemon<'_> {
         if !one_runner.due() {
             return Ok(());
         }
-        for (path, rec) in record::read_host(self.site, &self.opts.host)? {
+        let (host, pid) = (&self.opts.host, std::process::id());
+        for (path, rec) in record::read_host_stale_candidates(self.site, host, pid)? {
             if !rec.is_stale(&self.here) {
                 continue;
             }
