@@ -2,7 +2,7 @@
 //! of one: checkpoints, done and stage records, running records, heartbeats, monitor and
 //! watch state, spooled mail.
 
-mod dirs;
+pub mod dirs;
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
