@@ -93,6 +93,15 @@ pub fn remove(path: &Path) -> io::Result<()> {
     })
 }
 
+/// [`remove`], where a file already gone is no error: true when this call removed it.
+pub fn remove_if_there(path: &Path) -> io::Result<bool> {
+    match remove(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether a file is at `path` (a symbolic link counts as its target), asked relative to its
 /// directory's open handle ([`dirs`]); an error other than "no such file" is an error.
 pub fn exists(path: &Path) -> io::Result<bool> {

@@ -283,23 +283,14 @@ impl LockFile {
         };
         let mut broke = false;
         if let Some(t) = unwritten_since(path) {
-            match std::fs::remove_file(path) {
-                Ok(()) => {
-                    broke = true;
-                    events.push(LockEvent::BrokeStale {
-                        path: path.to_path_buf(),
-                        owner: LockOwner {
-                            host: "(an owner that died before writing its name)".into(),
-                            pid: 0,
-                            pid_start: 0,
-                            boot_id: String::new(),
-                            since: t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-                        },
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(failed(FileOp::Removing, path, e)),
-            }
+            let owner = LockOwner {
+                host: "(an owner that died before writing its name)".into(),
+                pid: 0,
+                pid_start: 0,
+                boot_id: String::new(),
+                since: t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            };
+            broke = remove_broken(path, &owner, events)?;
         }
         breaker.release()?;
         Ok(broke)
@@ -386,7 +377,9 @@ pub fn break_host_locks(
                 Some("lock") => LockFile::break_stale(&path, &owner, here, events)?,
                 // A breaker that died holding the `break` lock: nobody else writes this file
                 // while it exists.
-                _ => remove_broken(&path, &owner, events)?,
+                _ => {
+                    remove_broken(&path, &owner, events)?;
+                }
             }
         }
     }
@@ -394,17 +387,15 @@ pub fn break_host_locks(
 }
 
 /// Removes the lock file `path` of the gone `owner` and reports it; one removed meanwhile
-/// by someone else is no error.
-fn remove_broken(path: &Path, owner: &LockOwner, events: &mut Vec<LockEvent>) -> io::Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => {
-            events.push(LockEvent::BrokeStale {
-                path: path.to_path_buf(),
-                owner: owner.clone(),
-            });
-            Ok(())
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(failed(FileOp::Removing, path, e)),
+/// by someone else is no error (and false).
+fn remove_broken(path: &Path, owner: &LockOwner, events: &mut Vec<LockEvent>) -> io::Result<bool> {
+    let removed =
+        crate::files::remove_if_there(path).map_err(|e| failed(FileOp::Removing, path, e))?;
+    if removed {
+        events.push(LockEvent::BrokeStale {
+            path: path.to_path_buf(),
+            owner: owner.clone(),
+        });
     }
+    Ok(removed)
 }

@@ -185,10 +185,9 @@ pub fn write_held(site: &Site, job: &Job, rec: &HeldRecord) -> Result<(), HeldEr
 }
 
 fn remove_if_there(path: &Path) -> Result<(), HeldError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(FileOp::Removing, path, e)),
-        _ => Ok(()),
-    }
+    crate::files::remove_if_there(path)
+        .map(drop)
+        .map_err(|e| io(FileOp::Removing, path, e))
 }
 
 /// Forgets a job's attempts, their kept output (however many attempts a damaged record

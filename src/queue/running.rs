@@ -429,12 +429,9 @@ fn is_current(path: &Path, rec: &RunningRecord) -> Result<bool> {
 
 /// Removes a file of `running/` (a record or a take file); one already gone is no error.
 pub(crate) fn remove_record(path: &Path) -> Result<()> {
-    match crate::files::remove(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::file(FileOp::Removing, path, e))
-        }
-        _ => Ok(()),
-    }
+    crate::files::remove_if_there(path)
+        .map(drop)
+        .map_err(|e| Error::file(FileOp::Removing, path, e))
 }
 
 /// Whether a running record other than the one at `path` holds `job`.
