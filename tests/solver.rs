@@ -121,6 +121,27 @@ fn splits_and_orders_give_identical_files() {
     }
 }
 
+/// The position queue against the passes: `que` rounds from the third pass on (each queued
+/// resolution re-evaluating its predecessors: a lost child makes them wins, a won child
+/// completes their loss only when every child is won), split into 3 ranges in a shuffled
+/// order, and `noio` passes alone until nothing changes, give the same bytes as the default
+/// hand-over. `que_rounds` proves each build took the way it names.
+#[test]
+fn que_rounds_and_noio_passes_give_identical_files() {
+    let only = vec!["2201.-6".parse::<Slice>().unwrap()];
+    for (name, ratio, splits) in [("que-early", 1, Some(3)), ("passes-only", 1 << 40, None)] {
+        let d = site_from_base3(name);
+        let s = build(&d, 5, |o| {
+            o.only = only.clone();
+            o.que_ratio = ratio;
+            o.splits = splits;
+            o.shuffle = splits.map(|_| 5);
+        });
+        assert_eq!(s.que_rounds > 0, ratio == 1, "{name}: {} que rounds", s.que_rounds);
+        assert_same_build(clean_2201(), &d, name);
+    }
+}
+
 /// SIGKILL the whole build at random moments (checkpointing at every page, every pair
 /// durable), restart it each time, and the result is byte-identical to a clean build.
 #[test]

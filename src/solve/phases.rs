@@ -278,60 +278,71 @@ impl Work {
         generate_moves(pos, &mut self.moves);
         // Unknown: a loss unless some move's value is open; Draw: only a win can improve it.
         let mut all_win = before == Value::Unknown;
-        if self.prefetch_children {
-            return self.noio_value_prefetched(pos, all_win);
-        }
+        let lost_child = self.read_quiet_children(pos, |v| match v {
+            Value::Loss => true,
+            Value::Win => false,
+            _ => {
+                all_win = false;
+                false
+            }
+        })?;
+        Ok(match lost_child {
+            true => Some(Value::Win),
+            false => all_win.then_some(Value::Loss),
+        })
+    }
+
+    /// Whether every quiet child of `pos` is won, read until the first that is not.
+    fn quiet_children_all_win(&mut self, pos: &Position) -> Result<bool> {
+        self.stats.looked += 1;
+        generate_moves(pos, &mut self.moves);
+        Ok(!self.read_quiet_children(pos, |v| v != Value::Win)?)
+    }
+
+    /// Reads the mirror's values of the quiet children of `pos` (its moves are in
+    /// `self.moves`) in move order until `stop` says so; whether it stopped. Once the
+    /// mirror is larger than the cache (8 pieces), every quiet child's index is found, and
+    /// its value asked of memory, before any is read: the round trips overlap, at the price
+    /// of ranking the children after the one it stops at.
+    #[inline(always)]
+    fn read_quiet_children(
+        &mut self,
+        pos: &Position,
+        mut stop: impl FnMut(Value) -> bool,
+    ) -> Result<bool> {
         let mut children = QuietChildren::default();
+        if self.prefetch_children {
+            let mut quiet = [u64::MAX; crate::board::MAX_MOVES];
+            for (k, m) in self.moves.as_slice().iter().enumerate() {
+                if !is_conversion(pos, m) {
+                    let king_move = pos.kings & (1 << m.from) != 0;
+                    let index = children.index(&self.mirror_ix, &pos.successor(m), king_move);
+                    match &self.mirror {
+                        Some(mirror) => mirror.prefetch(index),
+                        None => self.own.prefetch(index),
+                    }
+                    quiet[k] = index;
+                }
+            }
+            for &index in &quiet[..self.moves.len()] {
+                if index != u64::MAX && stop(self.mirror_value(index)?) {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
         for i in 0..self.moves.len() {
             let m = self.moves.as_slice()[i];
             if is_conversion(pos, &m) {
                 continue;
             }
-            let child = pos.successor(&m);
             let king_move = pos.kings & (1 << m.from) != 0;
-            let index = children.index(&self.mirror_ix, &child, king_move);
-            match self.mirror_value(index)? {
-                Value::Loss => return Ok(Some(Value::Win)),
-                Value::Win => {}
-                _ => all_win = false,
+            let index = children.index(&self.mirror_ix, &pos.successor(&m), king_move);
+            if stop(self.mirror_value(index)?) {
+                return Ok(true);
             }
         }
-        Ok(all_win.then_some(Value::Loss))
-    }
-
-    /// [`Work::noio_value`] with every quiet child's index found, and its value asked of
-    /// memory, before any is read: the round trips into a mirror larger than the cache
-    /// overlap (8 pieces), at the price of ranking the children after a lost one.
-    #[inline(never)]
-    fn noio_value_prefetched(
-        &mut self,
-        pos: &Position,
-        mut all_win: bool,
-    ) -> Result<Option<Value>> {
-        let mut quiet = [u64::MAX; crate::board::MAX_MOVES];
-        let mut children = QuietChildren::default();
-        for (k, m) in self.moves.as_slice().iter().enumerate() {
-            if !is_conversion(pos, m) {
-                let king_move = pos.kings & (1 << m.from) != 0;
-                let index = children.index(&self.mirror_ix, &pos.successor(m), king_move);
-                match &self.mirror {
-                    Some(mirror) => mirror.prefetch(index),
-                    None => self.own.prefetch(index),
-                }
-                quiet[k] = index;
-            }
-        }
-        for &index in &quiet[..self.moves.len()] {
-            if index == u64::MAX {
-                continue;
-            }
-            match self.mirror_value(index)? {
-                Value::Loss => return Ok(Some(Value::Win)),
-                Value::Win => {}
-                _ => all_win = false,
-            }
-        }
-        Ok(all_win.then_some(Value::Loss))
+        Ok(false)
     }
 
     fn noio(&mut self, index: u64, pos: &Position) -> Result<()> {
@@ -374,8 +385,9 @@ impl Work {
     }
 
     /// The predecessors in this slice, inside this job's range, of the mirror's position
-    /// `child`: boards that step into it and have no capture.
-    fn predecessors(&mut self, child: &Position, out: &mut Vec<u64>) {
+    /// `child`: boards that step into it and have no capture, each with its index (`que`
+    /// reads their moves from the board rather than unranking the index again).
+    fn predecessors(&mut self, child: &Position, out: &mut Vec<(u64, Position)>) {
         out.clear();
         let target = self.job.slice;
         let (first, last) = (self.job.first, self.job.last);
@@ -403,17 +415,17 @@ impl Work {
                 };
                 debug_assert_eq!(i, ix.index(&q));
                 if (first..last).contains(&i) {
-                    out.push(i);
+                    out.push((i, q));
                 }
             }
         });
     }
 
     /// `DoWinningMoves` for the mirror's loss at `child_index`: its predecessors here win.
-    fn winmove(&mut self, child: &Position, preds: &mut Vec<u64>) -> Result<()> {
+    fn winmove(&mut self, child: &Position, preds: &mut Vec<(u64, Position)>) -> Result<()> {
         self.stats.looked += 1;
         self.predecessors(child, preds);
-        for &i in preds.iter() {
+        for &(i, _) in preds.iter() {
             if self.own.get(i)? == Value::Unknown {
                 self.resolve(i, Value::Win)?;
             }
@@ -422,16 +434,31 @@ impl Work {
     }
 
     /// `DoQueue` for one queued resolution of the mirror: re-evaluate its predecessors here.
-    fn que(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
+    /// A lost child makes every open predecessor a win (the move into it wins) without
+    /// reading anything else. A won child can only complete a predecessor's loss, so an
+    /// unknown predecessor reads its children only until the first that is not won; one
+    /// that is at least a draw cannot change. A lost child that such a predecessor has
+    /// besides was resolved by the mirror too, so its own entry reaches the predecessor,
+    /// in this round or the next: the final values are the same as reading every child.
+    fn que(&mut self, child_index: u64, preds: &mut Vec<(u64, Position)>) -> Result<()> {
         let child = self.mirror_ix.position_unchecked(child_index);
+        let resolved = self.mirror_value(child_index)?;
         self.predecessors(&child, preds);
-        for &i in preds.iter() {
+        for &(i, pos) in preds.iter() {
             let before = self.own.get(i)?;
             if before.is_resolved() {
                 continue;
             }
-            let pos = self.own_ix.position_unchecked(i);
-            if let Some(v) = self.noio_value(&pos, before)? {
+            let after = match (resolved, before) {
+                (Value::Loss, _) => Some(Value::Win),
+                (Value::Win, Value::Unknown) => {
+                    self.quiet_children_all_win(&pos)?.then_some(Value::Loss)
+                }
+                (Value::Win, _) => None,
+                // Queued entries are resolutions; anything else is read the whole way.
+                _ => self.noio_value(&pos, before)?,
+            };
+            if let Some(v) = after {
                 self.resolve(i, v)?;
             }
         }
