@@ -137,7 +137,12 @@ fn que_rounds_and_noio_passes_give_identical_files() {
             o.splits = splits;
             o.shuffle = splits.map(|_| 5);
         });
-        assert_eq!(s.que_rounds > 0, ratio == 1, "{name}: {} que rounds", s.que_rounds);
+        assert_eq!(
+            s.que_rounds > 0,
+            ratio == 1,
+            "{name}: {} que rounds",
+            s.que_rounds
+        );
         assert_same_build(clean_2201(), &d, name);
     }
 }
