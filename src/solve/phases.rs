@@ -315,8 +315,7 @@ impl Work {
             let mut quiet = [u64::MAX; crate::board::MAX_MOVES];
             for (k, m) in self.moves.as_slice().iter().enumerate() {
                 if !is_conversion(pos, m) {
-                    let king_move = pos.kings & (1 << m.from) != 0;
-                    let index = children.index(&self.mirror_ix, &pos.successor(m), king_move);
+                    let index = children.of_move(&self.mirror_ix, pos, m, &pos.successor(m));
                     match &self.mirror {
                         Some(mirror) => mirror.prefetch(index),
                         None => self.own.prefetch(index),
@@ -336,8 +335,7 @@ impl Work {
             if is_conversion(pos, &m) {
                 continue;
             }
-            let king_move = pos.kings & (1 << m.from) != 0;
-            let index = children.index(&self.mirror_ix, &pos.successor(&m), king_move);
+            let index = children.of_move(&self.mirror_ix, pos, &m, &pos.successor(&m));
             if stop(self.mirror_value(index)?) {
                 return Ok(true);
             }

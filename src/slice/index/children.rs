@@ -5,7 +5,7 @@
 //! `noio` and `ver` rank every successor this way.
 
 use super::SliceIndex;
-use crate::board::Position;
+use crate::board::{Move, Position};
 
 /// The index parts shared by the quiet children of one position, found at the first child
 /// that needs them.
@@ -33,5 +33,12 @@ impl QuietChildren {
         };
         debug_assert_eq!(index, ix.index(child));
         index
+    }
+
+    /// [`QuietChildren::index`] of `child`, the quiet child of `pos` by `m` (a king move
+    /// when the piece on its square is a king).
+    #[inline(always)]
+    pub fn of_move(&mut self, ix: &SliceIndex, pos: &Position, m: &Move, child: &Position) -> u64 {
+        self.index(ix, child, pos.kings & (1 << m.from) != 0)
     }
 }

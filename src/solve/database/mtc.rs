@@ -237,8 +237,7 @@ impl Successors<'_> {
                 Some(i) => Ok(exact.mirror.get(i)),
                 None if is_conversion(pos, m) => exact.lower.value(child),
                 None => {
-                    let i =
-                        children.index(self.mirror_index, child, pos.kings & (1 << m.from) != 0);
+                    let i = children.of_move(self.mirror_index, pos, m, child);
                     Ok(exact.mirror.get(i))
                 }
             };

@@ -96,8 +96,7 @@ pub(super) fn successor_value(
 ) -> Result<Value> {
     match mirror {
         Some(mirror) if !is_conversion(pos, m) => {
-            let king_move = pos.kings & (1 << m.from) != 0;
-            let i = children.index(&mirror.slice.index, child, king_move);
+            let i = children.of_move(&mirror.slice.index, pos, m, child);
             mirror.value_at(lookup, i, child)
         }
         _ => Ok(lookup.probe(child)?),

@@ -146,8 +146,7 @@ fn best_value_prefetched(
     let mut children = QuietChildren::default();
     for (k, m) in moves.iter().enumerate() {
         if !is_conversion(pos, m) {
-            let king_move = pos.kings & (1 << m.from) != 0;
-            let i = children.index(mirror.index(), &pos.successor(m), king_move);
+            let i = children.of_move(mirror.index(), pos, m, &pos.successor(m));
             mirror.prefetch(i);
             quiet[k] = i;
         }
@@ -185,8 +184,7 @@ fn best_value_located(
         at.push(if is_conversion(pos, m) {
             lower.locate(&child)?
         } else {
-            let king_move = pos.kings & (1 << m.from) != 0;
-            let index = children.index(mirror.index(), &child, king_move);
+            let index = children.of_move(mirror.index(), pos, m, &child);
             mirror.prefetch(index);
             Located::At {
                 slice: u32::MAX,
@@ -250,8 +248,7 @@ fn best_value(
         let v = if is_conversion(pos, m) {
             lower.value(&child)?
         } else {
-            let king_move = pos.kings & (1 << m.from) != 0;
-            mirror.get(children.index(mirror.index(), &child, king_move))
+            mirror.get(children.of_move(mirror.index(), pos, m, &child))
         };
         match v {
             Value::Unknown => return Err(unfinished_mirror(&child)),
