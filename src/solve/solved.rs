@@ -125,7 +125,7 @@ pub fn best_of(solved: &mut impl SolvedValues, pos: &Position, moves: &[Move]) -
     Ok(best)
 }
 
-pub use crate::slice::key::{KeyHasher, KeyMap, slice_key};
+use crate::slice::key::{SliceSlots, position_slice_key, slice_key};
 
 /// One finished slice, held whole in memory (at most 8.4 MB for 6 pieces).
 pub struct SolvedSlice {
@@ -247,8 +247,8 @@ impl SolvedStore {
 /// takes no lock.
 pub struct SolvedWorkFiles {
     store: Arc<SolvedStore>,
-    /// Slice key -> the job's handle: a place in `slices`.
-    mine: KeyMap<u32>,
+    /// [`position_slice_key`] -> the job's handle: a place in `slices`.
+    mine: SliceSlots,
     slices: Vec<Arc<SolvedSlice>>,
     /// Bytes of the largest of `slices`.
     largest: usize,
@@ -258,29 +258,29 @@ impl SolvedWorkFiles {
     pub fn new(store: Arc<SolvedStore>) -> SolvedWorkFiles {
         SolvedWorkFiles {
             store,
-            mine: KeyMap::default(),
+            mine: SliceSlots::default(),
             slices: Vec::new(),
             largest: 0,
         }
     }
 
     #[cold]
-    fn open(&mut self, slice: Slice) -> Result<u32> {
+    fn open(&mut self, pos: &Position) -> Result<u32> {
+        let slice = Slice::of(pos);
         let s = self.store.get(slice)?;
         self.largest = self.largest.max(s.bytes());
         self.slices.push(s);
         let handle = (self.slices.len() - 1) as u32;
-        self.mine.insert(slice_key(&slice), handle);
+        self.mine.insert(position_slice_key(pos), handle);
         Ok(handle)
     }
 
     /// The job's handle of `pos`'s slice, and `pos`'s index in it.
     #[inline]
     fn find(&mut self, pos: &Position) -> Result<(u32, u64)> {
-        let slice = Slice::of(pos);
-        let handle = match self.mine.get(&slice_key(&slice)) {
-            Some(&h) => h,
-            None => self.open(slice)?,
+        let handle = match self.mine.get(position_slice_key(pos)) {
+            Some(h) => h,
+            None => self.open(pos)?,
         };
         Ok((handle, self.slices[handle as usize].index.index(pos)))
     }
