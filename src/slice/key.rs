@@ -58,21 +58,12 @@ pub fn slice_files(dir: &Path, extension: &str) -> Result<Vec<Slice>, SliceFiles
 /// [`Slice`] and hashing its `u64` cost more than the lookup itself.
 #[inline(always)]
 pub fn position_slice_key(pos: &crate::board::Position) -> u32 {
-    let (bm, wm) = (pos.black_men(), pos.white_men());
-    let rb = if bm == 0 {
-        8
-    } else {
-        (31 - bm.leading_zeros()) / 4
-    };
-    let rw = if wm == 0 {
-        8
-    } else {
-        7 - wm.trailing_zeros() / 4
-    };
-    pos.black_kings().count_ones()
-        | pos.white_kings().count_ones() << 4
-        | bm.count_ones() << 8
-        | wm.count_ones() << 12
+    let m = super::Material::of(pos);
+    let (rb, rw) = super::leading_rank_codes(pos);
+    m.bk as u32
+        | (m.wk as u32) << 4
+        | (m.bm as u32) << 8
+        | (m.wm as u32) << 12
         | rb << 16
         | rw << 20
 }

@@ -309,12 +309,31 @@ impl FromStr for Slice {
 /// The leading ranks of Black's and White's men (each from its own side), `None` without men.
 #[inline]
 pub fn leading_ranks(pos: &Position) -> (Option<u8>, Option<u8>) {
-    let bm = pos.black_men();
-    let wm = pos.white_men();
-    let rb = (bm != 0).then(|| ((31 - bm.leading_zeros()) / 4) as u8);
-    let rw = (wm != 0).then(|| (7 - wm.trailing_zeros() / 4) as u8);
+    let (rb, rw) = leading_rank_codes(pos);
+    let r = |code: u32| (code != NO_MEN).then_some(code as u8);
+    (r(rb), r(rw))
+}
+
+/// [`leading_ranks`] with [`NO_MEN`] for a side without men: branch-free enough for the
+/// solver's per-child slice keys.
+#[inline(always)]
+pub fn leading_rank_codes(pos: &Position) -> (u32, u32) {
+    let (bm, wm) = (pos.black_men(), pos.white_men());
+    let rb = if bm == 0 {
+        NO_MEN
+    } else {
+        (31 - bm.leading_zeros()) / 4
+    };
+    let rw = if wm == 0 {
+        NO_MEN
+    } else {
+        7 - wm.trailing_zeros() / 4
+    };
     (rb, rw)
 }
+
+/// The leading-rank code of a side without men.
+pub const NO_MEN: u32 = 8;
 
 /// Whether Black's move `m` leaves the slice of `pos`: a capture, a crowning, or a man
 /// stepping past the leading rank. Other moves stay in the slice pair (slice and mirror).
