@@ -226,6 +226,25 @@ fn ver_reports_a_wrong_value_with_its_fen() {
     assert_names(&from_db, &fen, &what, "from the database");
 }
 
+/// A lost and a drawn stored position made wins: no plain move of either leads to a lost
+/// child, so the check's shortcut for won positions (the first losing plain child) finds
+/// none and the full reading names the position.
+#[test]
+fn ver_finds_a_loss_or_a_draw_stored_as_a_win() {
+    let slice: Slice = "1111.23".parse().unwrap();
+    let ix = SliceIndex::new(slice);
+    let solved = SolvedSlice::load(&Site::new(base4()), slice).unwrap();
+    for (name, was) in [("loss-as-win", Value::Loss), ("draw-as-win", Value::Draw)] {
+        let d = copy_of_base(name);
+        let i = stored_position(slice, (0..ix.count()).filter(|&i| solved.get(i) == was));
+        rebuild_with_value(&d, slice, i, Value::Win);
+        let fen = position_fen(&ix.position_unchecked(i));
+        let (exact, from_db) = ver_both_ways(&d, slice);
+        assert_names(&exact, &fen, "stored as win", "exact");
+        assert_names(&from_db, &fen, "stored as win", "from the database");
+    }
+}
+
 /// A database value that differs from the solver's (the file built from a wrong value, the
 /// solved file right): the exact check names it by what each holds; the database alone
 /// finds it against its moves.

@@ -13,7 +13,8 @@ pub mod perft;
 mod unmove;
 
 pub use movegen::{
-    MAX_MOVES, Move, MoveList, generate_move_paths, generate_moves, has_capture, white_has_capture,
+    MAX_MOVES, Move, MoveList, find_plain_move, generate_move_paths, generate_moves, has_capture,
+    white_has_capture,
 };
 pub use unmove::for_each_unmove;
 

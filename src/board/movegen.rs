@@ -206,17 +206,32 @@ fn generate<const MERGE: bool>(pos: &Position, list: &mut MoveList) {
         }
         return;
     }
-    // Plain moves, bitboard-parallel. The targets of two directions share one 64-bit word
-    // (bit 32 * k + to), so a single loop walks them: a loop per direction costs a
-    // mispredicted exit each, more than the moves themselves.
+    find_plain_move(pos, |m| {
+        list.push(m);
+        false
+    });
+}
+
+/// Hands Black's plain (non-capture) moves of `pos` to `f` in [`generate_moves`]' order until
+/// `f` returns true; whether it did. For a position without a capture these are all its
+/// moves: a caller that wants only the first move of some kind (`ver`'s losing child of a
+/// won position) stops there without generating the rest.
+#[inline(always)]
+pub fn find_plain_move(pos: &Position, mut f: impl FnMut(Move) -> bool) -> bool {
+    // Bitboard-parallel. The targets of two directions share one 64-bit word (bit 32 * k +
+    // to), so a single loop walks them: a loop per direction costs a mispredicted exit
+    // each, more than the moves themselves.
     let empty = pos.empty();
     let forward = (step(pos.black, 0) & empty) as u64 | ((step(pos.black, 1) & empty) as u64) << 32;
-    push_plain_moves(forward, &FROM_FORWARD, pos.kings, list);
-    let kings = pos.black_kings();
-    if kings != 0 {
-        let backward = (step(kings, 2) & empty) as u64 | ((step(kings, 3) & empty) as u64) << 32;
-        push_plain_moves(backward, &FROM_BACKWARD, u32::MAX, list);
+    if find_in_targets(forward, &FROM_FORWARD, pos.kings, &mut f) {
+        return true;
     }
+    let kings = pos.black_kings();
+    if kings == 0 {
+        return false;
+    }
+    let backward = (step(kings, 2) & empty) as u64 | ((step(kings, 3) & empty) as u64) << 32;
+    find_in_targets(backward, &FROM_BACKWARD, u32::MAX, &mut f)
 }
 
 /// `FROM_FORWARD[32 * k + to]`: the square a piece moving in direction `k` (0 or 1) to `to`
@@ -234,22 +249,31 @@ const fn build_from(first_dir: usize) -> [u8; 64] {
 const FROM_FORWARD: [u8; 64] = build_from(0);
 const FROM_BACKWARD: [u8; 64] = build_from(2);
 
-/// Pushes the plain moves whose targets are the bits of `targets` (see [`FROM_FORWARD`]); a
-/// man (a mover not in `kings`) reaching rank 7 is crowned.
+/// Hands the plain moves whose targets are the bits of `targets` (see [`FROM_FORWARD`]) to
+/// `f` until it returns true; a man (a mover not in `kings`) reaching rank 7 is crowned.
 #[inline(always)]
-fn push_plain_moves(mut targets: u64, from_table: &[u8; 64], kings: u32, list: &mut MoveList) {
+fn find_in_targets(
+    mut targets: u64,
+    from_table: &[u8; 64],
+    kings: u32,
+    f: &mut impl FnMut(Move) -> bool,
+) -> bool {
     while targets != 0 {
         let bit = targets.trailing_zeros() as usize;
         targets &= targets - 1;
         let to = (bit % 32) as u8;
         let from = from_table[bit];
-        list.push(Move {
+        let m = Move {
             from,
             to,
             captures: 0,
             crowns: to >= 28 && kings & (1 << from) == 0,
-        });
+        };
+        if f(m) {
+            return true;
+        }
     }
+    false
 }
 
 /// Continues a capture sequence of the piece that started on `from` and now stands on `at`.

@@ -17,7 +17,7 @@
 //! capture value cannot hide: its own range's job finds it against its captures.
 
 use super::ver::check_position;
-use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::board::{MoveList, find_plain_move, generate_moves, has_capture, white_has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, removed_threat_children};
 use crate::notation::position_fen;
@@ -109,8 +109,16 @@ pub fn verify_range_exact(
                         position_fen(&pos)
                     ));
                 }
+                // A won position stops at its first losing child (without a capture, before
+                // the moves after it are generated); the others read them all.
+                if exact == Value::Win
+                    && !capture
+                    && first_plain_child_lost(&mut lower, &mirror, &pos)?
+                {
+                    check_position(&slice, i, &pos, exact, Value::Win, &mut stats)?;
+                    continue;
+                }
                 generate_moves(&pos, &mut moves);
-                // A won position stops at its first losing child; the others read them all.
                 let derived = match (exact != Value::Win, lower.largest_bytes()) {
                     (true, b) if b > cache => best_value_located(
                         &mut lower,
@@ -206,6 +214,42 @@ fn best_value_located(
         }
     }
     Ok(best)
+}
+
+/// Whether some plain move of `pos` (which has no capture) leads to a lost child, read in
+/// move order as [`best_value`] does and stopping at the first: the same child that settles
+/// a won position there, found without generating the moves after it. False also when a
+/// child's value is unknown; the caller's full reading then names it.
+#[inline]
+fn first_plain_child_lost(
+    lower: &mut impl SolvedValues,
+    mirror: &SolvedSlice,
+    pos: &Position,
+) -> Result<bool> {
+    let mut children = QuietChildren::default();
+    let mut failed = None;
+    let mut last = Value::Unknown;
+    find_plain_move(pos, |m| {
+        let child = pos.successor(&m);
+        let v = if is_conversion(pos, &m) {
+            match lower.value(&child) {
+                Ok(v) => v,
+                Err(e) => {
+                    failed = Some(e);
+                    return true;
+                }
+            }
+        } else {
+            mirror.get(children.of_move(mirror.index(), pos, &m, &child))
+        };
+        last = v;
+        matches!(v, Value::Loss | Value::Unknown)
+    });
+    match failed {
+        Some(e) => Err(e),
+        // An unknown child stops it too: the full reading then finds and names it.
+        None => Ok(last == Value::Loss),
+    }
 }
 
 /// Folds the value `v` of `pos`'s child by `m` into `best`; true when it settles the
