@@ -53,8 +53,8 @@ pub fn slice_files(dir: &Path, extension: &str) -> Result<Vec<Slice>, SliceFiles
 }
 
 /// The key of `pos`'s slice (Black to move) taken straight from its bitboards: four piece
-/// counts and two leading ranks (8: no man) in 4 bits each, one key per slice. The
-/// solver's conversions look their slice up by it once per child, where building a
+/// counts and two leading ranks ([`super::NO_MEN`] for no man) in 4 bits each, one key per
+/// slice. The solver's conversions look their slice up by it once per child, where building a
 /// [`Slice`] and hashing its `u64` cost more than the lookup itself.
 #[inline(always)]
 pub fn position_slice_key(pos: &crate::board::Position) -> u32 {

@@ -231,24 +231,38 @@ fn first_plain_child_lost(
     let mut last = Value::Unknown;
     find_plain_move(pos, |m| {
         let child = pos.successor(&m);
-        let v = if is_conversion(pos, &m) {
-            match lower.value(&child) {
-                Ok(v) => v,
-                Err(e) => {
-                    failed = Some(e);
-                    return true;
-                }
+        match child_value(lower, mirror, &mut children, pos, &m, &child) {
+            Ok(v) => {
+                last = v;
+                matches!(v, Value::Loss | Value::Unknown)
             }
-        } else {
-            mirror.get(children.of_move(mirror.index(), pos, &m, &child))
-        };
-        last = v;
-        matches!(v, Value::Loss | Value::Unknown)
+            Err(e) => {
+                failed = Some(e);
+                true
+            }
+        }
     });
     match failed {
         Some(e) => Err(e),
         // An unknown child stops it too: the full reading then finds and names it.
         None => Ok(last == Value::Loss),
+    }
+}
+
+/// The exact value of `child`, `pos`'s child by `m`: a conversion's from the lower slices,
+/// a quiet child's from the mirror (by the incremental index of `pos`'s quiet children).
+#[inline(always)]
+fn child_value(
+    lower: &mut impl SolvedValues,
+    mirror: &SolvedSlice,
+    children: &mut QuietChildren,
+    pos: &Position,
+    m: &Move,
+    child: &Position,
+) -> Result<Value> {
+    match is_conversion(pos, m) {
+        true => lower.value(child),
+        false => Ok(mirror.get(children.of_move(mirror.index(), pos, m, child))),
     }
 }
 
@@ -289,12 +303,7 @@ fn best_value(
     let mut children = QuietChildren::default();
     for m in moves {
         let child = pos.successor(m);
-        let v = if is_conversion(pos, m) {
-            lower.value(&child)?
-        } else {
-            mirror.get(children.of_move(mirror.index(), pos, m, &child))
-        };
-        match v {
+        match child_value(lower, mirror, &mut children, pos, m, &child)? {
             Value::Unknown => return Err(unfinished_mirror(&child)),
             Value::Loss => return Ok(Value::Win),
             Value::Draw => best = Value::Draw,
