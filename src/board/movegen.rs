@@ -167,6 +167,17 @@ pub fn has_capture(pos: &Position) -> bool {
     capturers(pos) != 0
 }
 
+/// Whether Black has any move; a position without one is lost. The plain steps are one mask
+/// each way, so the capture sequences are never generated: `mtc` asks it of every lost
+/// child a won position's king moves reach, and nearly all of them can step.
+#[inline]
+pub fn has_moves(pos: &Position) -> bool {
+    let empty = pos.empty();
+    let kings = pos.black_kings();
+    (step(pos.black, 0) | step(pos.black, 1) | step(kings, 2) | step(kings, 3)) & empty != 0
+        || has_capture(pos)
+}
+
 /// Whether White would have a capture if it were its turn: `has_capture(&pos.reversed())`
 /// without reversing the board (three bit reversals, the dearer part of a probe's tests).
 #[inline]
@@ -353,6 +364,29 @@ mod tests {
             seen[want as usize] += 1;
         }
         assert!(seen[0] > 10_000 && seen[1] > 10_000, "{seen:?}");
+    }
+
+    #[test]
+    fn has_moves_is_whether_any_move_is_generated() {
+        let mut rng = crate::rng::XorShift::new(0xB10C);
+        let mut list = MoveList::new();
+        let mut seen = [0; 2];
+        for _ in 0..200_000 {
+            // Few black pieces among many white ones, so that blocked positions occur often.
+            let black = (rng.next() & rng.next() & rng.next()) as u32;
+            let white = (rng.next() | rng.next()) as u32 & !black;
+            let kings = (rng.next() & rng.next()) as u32 & (black | white);
+            let pos = Position {
+                black,
+                white,
+                kings,
+            };
+            generate_moves(&pos, &mut list);
+            let want = !list.is_empty();
+            assert_eq!(has_moves(&pos), want, "{pos:?}");
+            seen[want as usize] += 1;
+        }
+        assert!(seen[0] > 5_000 && seen[1] > 5_000, "{seen:?}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! documentation of [`super`] has the rules).
 
 use super::{converts, decode, encode};
-use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
+use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture, has_moves};
 use crate::slice::Slice;
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::solve::checkpoint::{self, Checkpoint};
@@ -33,7 +33,6 @@ struct Work {
     solved: SolvedWorkFiles,
     queue: QueueWriter,
     moves: MoveList,
-    replies: MoveList,
     stats: PhaseStats,
     durable: bool,
     /// Resumed from a checkpoint (the fault point `mtc.checkpoint` is a fresh job's).
@@ -107,7 +106,6 @@ impl Work {
             solved: SolvedWorkFiles::new(store),
             queue: QueueWriter::new(&site.queue_file(&s, job.round, job.first)),
             moves: MoveList::new(),
-            replies: MoveList::new(),
             stats: PhaseStats::default(),
             durable: opts.durable,
             resumed: false,
@@ -142,6 +140,19 @@ impl Work {
             return Ok(());
         }
         self.stats.looked += 1;
+        // Every move of a capture position converts, and a won one has a winning move among
+        // them: 1 either way, without generating the capture sequences or reading what they
+        // reach (a third of the round in a slice of kings).
+        if has_capture(pos) {
+            return self.resolve(index, value, 1, true);
+        }
+        // Without a king every move is a man's, which converts: the same, or 0 without moves.
+        if pos.black_kings() == 0 {
+            return match has_moves(pos) {
+                true => self.resolve(index, value, 1, true),
+                false => self.resolve(index, value, 0, false),
+            };
+        }
         generate_moves(pos, &mut self.moves);
         if self.moves.is_empty() {
             return self.resolve(index, value, 0, false);
@@ -158,10 +169,7 @@ impl Work {
                 king_moves = true;
                 if value == Value::Win {
                     let i = children.index(&self.mirror_ix, &child, true);
-                    if self.mirror_wld.get(i) == Value::Loss {
-                        generate_moves(&child, &mut self.replies);
-                        one |= self.replies.is_empty();
-                    }
+                    one |= self.mirror_wld.get(i) == Value::Loss && !has_moves(&child);
                 }
             }
             if one {
