@@ -157,29 +157,31 @@ impl Work {
         if self.moves.is_empty() {
             return self.resolve(index, value, 0, false);
         }
-        let mut children = QuietChildren::default();
-        let mut king_moves = false;
-        let mut one = false;
-        for k in 0..self.moves.len() {
-            let m = self.moves.as_slice()[k];
-            let child = pos.successor(&m);
-            if converts(pos, &m) {
-                one |= value == Value::Win && self.solved.value(&child)? == Value::Loss;
-            } else {
-                king_moves = true;
-                if value == Value::Win {
-                    let i = children.index(&self.mirror_ix, &child, true);
-                    one |= self.mirror_wld.get(i) == Value::Loss && !has_moves(&child);
-                }
-            }
-            if one {
-                break;
-            }
-        }
-        if one || (value == Value::Loss && !king_moves) {
+        let one = match value {
+            Value::Loss => self.moves.iter().all(|m| converts(pos, m)),
+            _ => self.wins_at_once(pos)?,
+        };
+        if one {
             self.resolve(index, value, 1, true)?;
         }
         Ok(())
+    }
+
+    /// Whether a won position without a capture (its moves in `self.moves`) wins in one ply:
+    /// by a man's move to a lost position, read from the slice it reaches (most do, so these
+    /// are read first), or by a king move to a position without moves, which is lost by the
+    /// rules and needs no read.
+    fn wins_at_once(&mut self, pos: &Position) -> Result<bool> {
+        for k in 0..self.moves.len() {
+            let m = self.moves.as_slice()[k];
+            if converts(pos, &m) && self.solved.value(&pos.successor(&m))? == Value::Loss {
+                return Ok(true);
+            }
+        }
+        Ok(self
+            .moves
+            .iter()
+            .any(|m| !converts(pos, m) && !has_moves(&pos.successor(m))))
     }
 
     /// Round `r` (from 2) for position `index`, won or lost and without a distance, by its
