@@ -124,7 +124,8 @@ struct Successors<'a> {
 ///
 /// A position with a capture converts at its first move, so it is valued (probed, a
 /// search) only when it stores an exact distance; `looked` counts it, `win`/`loss` count
-/// the quiet positions by value.
+/// the quiet positions by value. One without a king converts at its first move too: a short
+/// distance is all it can store, and its moves are read only when it stores another.
 pub fn verify_mtc_range(
     site: &Site,
     db: &Arc<Database>,
@@ -180,6 +181,13 @@ pub fn verify_mtc_range(
                     _ => next.lookup.probe(&pos)?,
                 };
                 if value == Value::Draw {
+                    continue;
+                }
+                // Without a king every move is a man's, which converts: won or lost, at most
+                // 1 ply (0 without moves), short under any threshold, as with a capture.
+                if stored == Stored::Short && pos.black_kings() == 0 {
+                    stats.count(value);
+                    stats.looked += 1;
                     continue;
                 }
                 generate_moves(&pos, &mut moves);
