@@ -401,8 +401,9 @@ fn mtcver_finds_a_wrong_compressed_distance() {
     let source = site.mtc_solved_file(&slice);
     let original = std::fs::read(&source).unwrap();
     let header = nowdb::solve::store::PAGE_BYTES;
-    let job = Job::whole(Phase::MtcVer, slice, 0);
-    let run = |bytes: &[u8]| {
+    let run = |slice: Slice, bytes: &[u8]| {
+        let source = site.mtc_solved_file(&slice);
+        let job = Job::whole(Phase::MtcVer, slice, 0);
         std::fs::write(&source, bytes).unwrap();
         std::fs::remove_file(nowdb::db::mtc::mtc_path(&site.db_dir(), &slice)).unwrap();
         nowdb::solve::database::mtc::build_mtc(&site, &slice).unwrap();
@@ -438,7 +439,7 @@ fn mtcver_finds_a_wrong_compressed_distance() {
         assert_eq!(verdict(&exact), verdict(&probed));
         exact
     };
-    assert!(run(&original).is_ok());
+    assert!(run(slice, &original).is_ok());
     let threshold = nowdb::db::mtc::THRESHOLD;
     // A won and a lost position at or above the threshold: `mtcver` reads a won one's
     // winning moves and a lost one's every move, and a short won one by its own shortcut.
@@ -464,7 +465,7 @@ fn mtcver_finds_a_wrong_compressed_distance() {
         ] {
             let mut bytes = original.clone();
             bytes[far] = changed;
-            let err = run(&bytes).expect_err("a wrong distance must fail mtcver");
+            let err = run(slice, &bytes).expect_err("a wrong distance must fail mtcver");
             let text = err.to_string();
             assert!(text.contains(&format!("position {i} (")), "{text}");
             assert!(text.contains(&format!(", {value}) has")), "{text}");
@@ -475,6 +476,35 @@ fn mtcver_finds_a_wrong_compressed_distance() {
             );
         }
     }
+    // A position without a black king converts at its first move, and `mtcver` passes it
+    // unread when it stores a short distance; an exact one stored there is still read.
+    let kingless = site
+        .solved_slices()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.material.bk == 0 && s.material.bm > 0)
+        .max_by_key(|s| s.count())
+        .unwrap();
+    let source = site.mtc_solved_file(&kingless);
+    let original = std::fs::read(&source).unwrap();
+    // A byte holds plies + 1: 2 is a won or lost position one ply from a conversion.
+    let near = (header..original.len())
+        .find(|&k| original[k] == 2)
+        .unwrap_or_else(|| panic!("{kingless}: a position 1 ply from a conversion"));
+    let mut bytes = original.clone();
+    bytes[near] = (threshold + 3) as u8;
+    let err = run(kingless, &bytes).expect_err("a wrong distance must fail mtcver");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("position {} (", near - header)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("has {} plies stored", threshold + 2)),
+        "{text}"
+    );
+    assert!(text.contains("its moves give 1 plies"), "{text}");
+    assert!(run(kingless, &original).is_ok());
 }
 
 /// A plan or a build with `--mtc` that the disk check refuses leaves no `work/mtc` behind,
