@@ -193,6 +193,9 @@ pub fn verify_mtc_range(
                 generate_moves(&pos, &mut moves);
                 let fits = match (value, stored) {
                     (Value::Win, Stored::Short) => next.wins_short(&pos, moves.as_slice())?,
+                    (Value::Loss, Stored::Short) => {
+                        next.loses_short(&pos, moves.as_slice(), threshold)
+                    }
                     _ => next
                         .bounds(&pos, value, moves.as_slice())?
                         .fits(stored, threshold),
@@ -267,6 +270,27 @@ impl Successors<'_> {
     #[inline]
     fn stored(&self, i: u64) -> Stored {
         self.mirror_runs.get(i)
+    }
+
+    /// Whether a lost position stored as short (below `threshold`) can be: every move is
+    /// 1 ply when it converts and 1 more than the distance it reaches otherwise, and the
+    /// longest counts. What [`Successors::bounds`] finds, without its values or bounds: a
+    /// loser's moves are all read, and only a king move can reach past the threshold.
+    fn loses_short(&self, pos: &crate::Position, moves: &[crate::Move], threshold: u32) -> bool {
+        if moves.is_empty() {
+            return true;
+        }
+        let mut children = QuietChildren::default();
+        for m in moves.iter().filter(|m| !converts(pos, m)) {
+            let i = children.index(self.mirror_index, &pos.successor(m), true);
+            if let Stored::Plies(e) = self.stored(i)
+                && e + 1 >= threshold
+            {
+                return false;
+            }
+        }
+        // Every other move, and a king move to a short position, is at least 1 ply.
+        1 < threshold
     }
 
     /// Whether a won position stored as short has a winning move below the threshold: a
