@@ -168,8 +168,9 @@ pub fn has_capture(pos: &Position) -> bool {
 }
 
 /// Whether Black has any move; a position without one is lost. The plain steps are one mask
-/// each way, so the capture sequences are never generated: `mtc` asks it of every lost
-/// child a won position's king moves reach, and nearly all of them can step.
+/// each way (the targets [`find_plain_move`] walks), so the capture sequences are never
+/// generated: `mtc` asks it of every child a won position's king moves reach, and nearly all
+/// of them can step.
 #[inline]
 pub fn has_moves(pos: &Position) -> bool {
     let empty = pos.empty();

@@ -142,7 +142,7 @@ impl Work {
         self.stats.looked += 1;
         // Every move of a capture position converts, and a won one has a winning move among
         // them: 1 either way, without generating the capture sequences or reading what they
-        // reach (a third of the round in a slice of kings).
+        // reach (more than half of the round's instructions in `3300.--`, kings only).
         if has_capture(pos) {
             return self.resolve(index, value, 1, true);
         }
