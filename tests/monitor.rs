@@ -247,6 +247,36 @@ fn a_bad_hosts_toml_is_a_clear_error() {
     let _ = std::fs::remove_dir_all(&site);
 }
 
+/// A host whose sshd stops answering while its runners still write heartbeats through the
+/// site is not crashed (its jobs would run twice); once the heartbeats stop, it is, even when
+/// the last one came after it stopped answering (it came back between two rounds, its new
+/// runners wrote one, and it went down again).
+#[test]
+fn a_silent_host_is_crashed_once_its_heartbeats_stop() {
+    let site = fixture::scratch("monitor", "beats");
+    let (w1, w2, _, _) = two_hosts(&site, "");
+    let t0 = 1_800_000_000;
+    heartbeat(&site, "w1", "boot-A", t0);
+    heartbeat(&site, "w2", "boot-A", t0);
+    round(&site, t0);
+    let job = fake_record(&site, "w2", "boot-B", "cap 1100.-- -max 01 -s 1 -n 00");
+    drop(w2);
+    round(&site, t0 + 60);
+    heartbeat(&site, "w2", "boot-B", t0 + 690);
+    let out = round(&site, t0 + 700);
+    assert!(
+        text(&out.stderr).contains("heartbeat is fresh: not crashed"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(job.exists());
+    round_saying(&site, t0 + 760, "host w2 crashed");
+    assert!(!job.exists());
+    assert_eq!(top_line(&site), "cap 1100.-- 0 992 -n 00");
+    drop(w1);
+    let _ = std::fs::remove_dir_all(&site);
+}
+
 /// ssh fails when the monitor restarts a returning host's runners: the failure is an action,
 /// logged and mailed, and the monitor goes on with its round.
 #[test]

@@ -80,7 +80,9 @@ fn write_state(site: &Site, host: &str, s: &HostState) -> Result<()> {
     crate::state::write(&state_path(site, host), s, volatile)
 }
 
-pub use crate::runner::host_files::{heartbeat_path, read_heartbeat, write_heartbeat};
+pub use crate::runner::host_files::{
+    heartbeat_alive, heartbeat_path, read_heartbeat, write_heartbeat,
+};
 
 /// Whether the host's sshd accepts a TCP connection (`ssh` is `host`, `user@host` or
 /// `host:port`; port 22 by default).
@@ -213,9 +215,14 @@ fn check_host(
                 ),
             );
         }
-        // Its runners wrote a heartbeat through the site after it stopped answering: the host
-        // works, only its sshd does not answer; taking its jobs away would run them twice.
-        ("down", false) if read_heartbeat(site, &h.name).is_some_and(|(_, t)| t > st.since) => {
+        // Its runners still write heartbeats through the site since it stopped answering: the
+        // host works, only its sshd does not answer; taking its jobs away would run them
+        // twice. A heartbeat that is no longer alive proves nothing (a host that came back
+        // between two rounds, wrote one and went down again has crashed all the same).
+        ("down", false)
+            if read_heartbeat(site, &h.name)
+                .is_some_and(|(_, t)| t > st.since && heartbeat_alive(t, now)) =>
+        {
             rep.say(
                 now,
                 &format!("host {name} does not answer on {} but its runners' heartbeat is fresh: not crashed", h.ssh),

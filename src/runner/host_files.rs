@@ -20,6 +20,18 @@ pub fn pause_path(site: &Site, host: &str) -> PathBuf {
     site.root().join("pause").join(host)
 }
 
+/// How often a host's runner daemon writes its heartbeat.
+pub const HEARTBEAT_EVERY_SECS: u64 = 10;
+
+/// A heartbeat at most this old shows its runners alive: three missed beats make them gone
+/// (a loaded host or a slow network filesystem may delay one).
+pub const HEARTBEAT_ALIVE_SECS: u64 = 3 * HEARTBEAT_EVERY_SECS;
+
+/// Whether a heartbeat written at `time` shows its host's runners alive at `now`.
+pub fn heartbeat_alive(time: u64, now: u64) -> bool {
+    now.saturating_sub(time) <= HEARTBEAT_ALIVE_SECS
+}
+
 /// The heartbeat a host's runners write: its boot id and when.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Heartbeat {

@@ -487,10 +487,11 @@ impl Daemon<'_> {
     }
 
     /// The daemon's own thread: stop requests passed on to the job processes, the host's
-    /// heartbeat for wsmonitor every 10 seconds, and hung jobs (`supervise.rs`).
+    /// heartbeat for wsmonitor, and hung jobs (`supervise.rs`).
     fn supervise(&self, runners_done: &std::sync::atomic::AtomicBool) {
         let stall = Duration::from_secs(self.opts.policy.stall_secs);
-        let mut beat = supervise::Every::new(Duration::from_secs(10));
+        let mut beat =
+            supervise::Every::new(Duration::from_secs(super::host_files::HEARTBEAT_EVERY_SECS));
         let mut stalls = supervise::Every::new(supervise::sample_period(stall));
         while !runners_done.load(Ordering::Relaxed) {
             if beat.due()

@@ -4,6 +4,7 @@
 //! beside its runners (`Tend`: a pilot's recovery of pilots that died without a word).
 
 use super::*;
+use crate::runner::host_files;
 
 /// A periodic task; it gets a function that writes a line to the daemon's log.
 pub type TendTask = Arc<dyn Fn(&dyn Fn(&str)) + Send + Sync>;
@@ -73,13 +74,13 @@ impl Daemon<'_> {
             );
             return false;
         }
-        // Heartbeats are written every 10 s; three missed ones and a poll make a daemon gone.
-        let fresh = 30 + self.opts.poll.as_secs();
+        // A daemon is gone when its heartbeat is no longer alive (a poll's delay allowed).
+        let poll = self.opts.poll.as_secs();
         let mut waiting: Vec<(u64, String)> = Vec::new();
         for (name, path) in crate::files::list(&dir).unwrap_or_default() {
             let alive = name == self.opts.host
-                || super::super::host_files::read_heartbeat(self.site, &name)
-                    .is_some_and(|(_, t)| now.saturating_sub(t) <= fresh);
+                || host_files::read_heartbeat(self.site, &name)
+                    .is_some_and(|(_, t)| host_files::heartbeat_alive(t, now.saturating_sub(poll)));
             let w: Option<Waiting> = crate::state::read(&path, "waiting", &[]).ok().flatten();
             if let Some(w) = w
                 && alive
