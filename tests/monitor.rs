@@ -118,6 +118,18 @@ fn two_hosts(site: &Path, more: &str) -> (TcpListener, TcpListener, u16, u16) {
     (w1, w2, p1, p2)
 }
 
+/// [`two_hosts`] with no more config in a scratch site named `name`, both hosts' runners
+/// beating with `boot-A` at `t0` (returned) and a first round seen at `t0`.
+fn two_hosts_beating(name: &str) -> (PathBuf, TcpListener, TcpListener, u64) {
+    let site = fixture::scratch("monitor", name);
+    let (w1, w2, _, _) = two_hosts(&site, "");
+    let t0 = 1_800_000_000;
+    heartbeat(&site, "w1", "boot-A", t0);
+    heartbeat(&site, "w2", "boot-A", t0);
+    round(&site, t0);
+    (site, w1, w2, t0)
+}
+
 #[test]
 fn crash_return_and_reboot_are_handled_and_mailed() {
     let site = fixture::scratch("monitor", "crash");
@@ -253,12 +265,7 @@ fn a_bad_hosts_toml_is_a_clear_error() {
 /// runners wrote one, and it went down again).
 #[test]
 fn a_silent_host_is_crashed_once_its_heartbeats_stop() {
-    let site = fixture::scratch("monitor", "beats");
-    let (w1, w2, _, _) = two_hosts(&site, "");
-    let t0 = 1_800_000_000;
-    heartbeat(&site, "w1", "boot-A", t0);
-    heartbeat(&site, "w2", "boot-A", t0);
-    round(&site, t0);
+    let (site, w1, w2, t0) = two_hosts_beating("beats");
     let job = fake_record(&site, "w2", "boot-B", "cap 1100.-- -max 01 -s 1 -n 00");
     drop(w2);
     round(&site, t0 + 60);
@@ -336,12 +343,7 @@ fn lock_of(path: &Path, host: &str, boot: &str, since: u64) {
 /// stay; a reboot breaks the locks of the old boot only.
 #[test]
 fn a_crashed_or_rebooted_hosts_locks_are_broken_before_its_jobs_are_requeued() {
-    let site = fixture::scratch("monitor", "locks");
-    let (w1, w2, _, _) = two_hosts(&site, "");
-    let t0 = 1_800_000_000;
-    heartbeat(&site, "w1", "boot-A", t0);
-    heartbeat(&site, "w2", "boot-A", t0);
-    round(&site, t0);
+    let (site, w1, w2, t0) = two_hosts_beating("locks");
     let job = fake_record(&site, "w1", "boot-A", "cap 1100.-- -max 01 -s 1 -n 00");
     let queue_lock = site.join("queues/prime.lock");
     let pair_lock = site.join("done/1100.--.lock");
