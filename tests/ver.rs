@@ -329,3 +329,69 @@ fn ver_finds_a_wrong_capture_or_removed_threat_value() {
         assert_eq!(from_db, None, "{kind:?}");
     }
 }
+
+/// Where `ver` walks the mirror back (a slice of mostly lost positions whose mirror is mostly
+/// won), a lost position reads only its conversions and a drawn one its children until the
+/// first drawn: a won position made a loss, or a drawn one made a loss, whose every
+/// conversion is won is found by the walk, from the mirror's lost or drawn child, and named
+/// with its FEN; the check from the database finds it against its moves.
+#[test]
+fn ver_walking_the_mirror_back_finds_a_win_or_a_draw_stored_as_a_loss() {
+    let site = Site::new(base4());
+    let store = SolvedStore::new(&site, 1 << 30);
+    let walking: Vec<Slice> = site
+        .solved_slices()
+        .unwrap()
+        .into_iter()
+        .filter(|s| {
+            let (own, mirror) = (store.get(*s).unwrap(), store.get(s.mirror()).unwrap());
+            nowdb::solve::database::ver_reverse::walks_the_mirror(&own, &mirror)
+        })
+        .collect();
+    assert!(walking.len() >= 10, "{walking:?}");
+    let quiet = |pos: &Position| {
+        nowdb::slice::QuietConversions::of(pos)
+            .as_slice()
+            .is_empty()
+    };
+    for (name, was) in [("win-as-loss", Value::Win), ("draw-as-loss", Value::Draw)] {
+        // The first walking slice with a stored position of the kind, without a capture or a
+        // conversion, whose children in the mirror hold a lost one (a win) or a drawn one.
+        let mut moves = MoveList::new();
+        let (slice, i) = walking
+            .iter()
+            .find_map(|&s| {
+                let ix = SliceIndex::new(s);
+                let own = store.get(s).unwrap();
+                (0..ix.count())
+                    .find(|&i| {
+                        let pos = ix.position_unchecked(i);
+                        own.get(i) == was
+                            && classify(&pos, &mut moves) == Kind::Stored
+                            && !nowdb::board::has_capture(&pos)
+                            && quiet(&pos)
+                            && has_moves_of(&pos)
+                    })
+                    .map(|i| (s, i))
+            })
+            .unwrap_or_else(|| panic!("{name}: no such position in {walking:?}"));
+        let d = copy_of_base(name);
+        rebuild_with_value(&d, slice, i, Value::Loss);
+        let fen = position_fen(&SliceIndex::new(slice).position_unchecked(i));
+        let (exact, from_db) = ver_both_ways(&d, slice);
+        assert_names(
+            &exact,
+            &fen,
+            "is solved as loss but its move into the mirror",
+            name,
+        );
+        assert_names(&from_db, &fen, "stored as loss", name);
+    }
+}
+
+/// Whether `pos` has a move.
+fn has_moves_of(pos: &Position) -> bool {
+    let mut moves = MoveList::new();
+    generate_moves(pos, &mut moves);
+    !moves.is_empty()
+}

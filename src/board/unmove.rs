@@ -35,3 +35,59 @@ pub fn for_each_unmove(after: &Position, mut f: impl FnMut(Position)) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::{BLACK_CROWN_RANK, MoveList, WHITE_CROWN_RANK, generate_moves, has_capture};
+
+    /// A sparse random board: no Black man on rank 7, no White man on rank 0.
+    fn random_board(rng: &mut crate::rng::XorShift) -> Position {
+        let black = (rng.next() & rng.next()) as u32;
+        let white = (rng.next() & rng.next()) as u32 & !black;
+        let kings = (rng.next() as u32 & (black | white))
+            | (black & BLACK_CROWN_RANK)
+            | (white & WHITE_CROWN_RANK);
+        Position {
+            black,
+            white,
+            kings,
+        }
+    }
+
+    /// `ver` checks the quiet children of lost and drawn positions from the children's side
+    /// with these unmoves, so they must be exactly the plain, uncrowning steps: every such
+    /// step of a board without a capture is found back from the board it leads to, and every
+    /// board found (without a capture) has that step.
+    #[test]
+    fn unmoves_are_exactly_the_plain_steps_that_do_not_crown() {
+        let mut rng = crate::rng::XorShift::new(0x0DD5);
+        let mut moves = MoveList::new();
+        let (mut steps, mut found) = (0, 0);
+        for _ in 0..100_000 {
+            let p = random_board(&mut rng);
+            if has_capture(&p) {
+                continue;
+            }
+            generate_moves(&p, &mut moves);
+            for m in moves.iter().filter(|m| !m.crowns) {
+                let after = p.play(m);
+                let mut back = false;
+                for_each_unmove(&after, |q| back |= q == p);
+                assert!(back, "{p:?} by {m:?}");
+                steps += 1;
+            }
+            for_each_unmove(&p, |q| {
+                if has_capture(&q) {
+                    return;
+                }
+                let mut list = MoveList::new();
+                generate_moves(&q, &mut list);
+                let step = list.iter().any(|m| !m.crowns && q.play(m) == p);
+                assert!(step, "{q:?} does not step to {p:?}");
+                found += 1;
+            });
+        }
+        assert!(steps > 100_000 && found > 100_000, "{steps} {found}");
+    }
+}

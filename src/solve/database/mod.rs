@@ -5,9 +5,11 @@
 
 pub mod build;
 pub mod check;
+mod exact_children;
 pub mod mtc;
 pub mod publish;
 pub mod report;
 pub mod ship;
 pub mod ver;
 pub mod ver_exact;
+pub mod ver_reverse;

@@ -15,9 +15,14 @@
 //! instructions at 7 pieces). Here every slice's own captures and threats are checked once,
 //! by the job whose range holds them, and read by everyone else as plain values. A wrong
 //! capture value cannot hide: its own range's job finds it against its captures.
+//!
+//! Where the mirror is mostly won, the quiet children of the slice's lost and drawn
+//! positions are checked from the children's side instead ([`super::ver_reverse`]).
 
+use super::exact_children::{child_value, first_plain_child};
 use super::ver::check_position;
-use crate::board::{MoveList, find_plain_move, generate_moves, has_capture, white_has_capture};
+use super::ver_reverse::{MirrorWalk, value_beside_quiet};
+use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, removed_threat_children};
 use crate::notation::position_fen;
@@ -77,6 +82,7 @@ pub fn verify_range_exact(
     };
     let file = &db.slice(&slice)?.file;
     let removes_threats = file.removal.removes(Kind::Threat);
+    let walk = MirrorWalk::choose(&own, &mirror, job);
     let mut moves = MoveList::new();
     let mut threat_moves = MoveList::new();
     let mut located = Vec::with_capacity(crate::board::MAX_MOVES);
@@ -118,6 +124,16 @@ pub fn verify_range_exact(
                     check_position(&slice, i, &pos, exact, Value::Win, &mut stats)?;
                     continue;
                 }
+                // Where the mirror is walked back, a lost or drawn position's quiet children
+                // are checked there.
+                if walk.is_some()
+                    && !capture
+                    && exact != Value::Win
+                    && let Some(derived) = value_beside_quiet(&mut lower, &mirror, &pos, exact)?
+                {
+                    check_position(&slice, i, &pos, exact, derived, &mut stats)?;
+                    continue;
+                }
                 generate_moves(&pos, &mut moves);
                 let derived = match (exact != Value::Win, lower.largest_bytes()) {
                     (true, b) if b > cache => best_value_located(
@@ -135,6 +151,11 @@ pub fn verify_range_exact(
             Ok::<_, crate::solve::SolveError>(())
         })?;
         at = end;
+    }
+    if let Some(w) = walk
+        && !w.walk(&slice, &own, &mirror, opts)?
+    {
+        return Ok(Some(from_the_start(job)));
     }
     Ok(Some(Outcome::Done(stats)))
 }
@@ -226,44 +247,9 @@ fn first_plain_child_lost(
     mirror: &SolvedSlice,
     pos: &Position,
 ) -> Result<bool> {
-    let mut children = QuietChildren::default();
-    let mut failed = None;
-    let mut last = Value::Unknown;
-    find_plain_move(pos, |m| {
-        let child = pos.successor(&m);
-        match child_value(lower, mirror, &mut children, pos, &m, &child) {
-            Ok(v) => {
-                last = v;
-                matches!(v, Value::Loss | Value::Unknown)
-            }
-            Err(e) => {
-                failed = Some(e);
-                true
-            }
-        }
-    });
-    match failed {
-        Some(e) => Err(e),
-        // An unknown child stops it too: the full reading then finds and names it.
-        None => Ok(last == Value::Loss),
-    }
-}
-
-/// The exact value of `child`, `pos`'s child by `m`: a conversion's from the lower slices,
-/// a quiet child's from the mirror (by the incremental index of `pos`'s quiet children).
-#[inline(always)]
-fn child_value(
-    lower: &mut impl SolvedValues,
-    mirror: &SolvedSlice,
-    children: &mut QuietChildren,
-    pos: &Position,
-    m: &Move,
-    child: &Position,
-) -> Result<Value> {
-    match is_conversion(pos, m) {
-        true => lower.value(child),
-        false => Ok(mirror.get(children.of_move(mirror.index(), pos, m, child))),
-    }
+    // An unknown child stops it too: the full reading then finds and names it.
+    let stop = |v| matches!(v, Value::Loss | Value::Unknown);
+    Ok(first_plain_child(lower, mirror, pos, stop)? == Some(Value::Loss))
 }
 
 /// Folds the value `v` of `pos`'s child by `m` into `best`; true when it settles the
