@@ -204,8 +204,8 @@ impl SolvedSlice {
     }
 
     /// [`SolvedSlice::counts`] of a fixed sample, the same every time: 64 bytes (256
-    /// positions) of every 4 KiB, or every byte of a slice under 256 KiB. A 7-piece slice's
-    /// sample is read in well under a millisecond, its whole values in tens.
+    /// positions) of every 4 KiB, or every byte of a slice under 256 KiB: a 64th of a large
+    /// slice's values, for a choice each job of it makes again.
     pub fn sampled_counts(&self) -> ValueCounts {
         const EVERY: usize = 4096;
         const TAKE: usize = 64;
