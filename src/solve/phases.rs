@@ -14,9 +14,9 @@ use super::solved::{
 };
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted, ensure_work_file};
 use super::{Job, Phase, Result, Site, Value};
-use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture};
+use crate::board::{MoveList, generate_moves, has_capture};
 use crate::slice::index::{QuietChildren, SliceIndex};
-use crate::slice::{QuietConversions, Slice, is_conversion};
+use crate::slice::{QuietConversions, is_conversion};
 use crate::{Position, solve_err};
 
 /// Capture positions `cap` values together: enough to keep many of their lower slices'
@@ -392,36 +392,12 @@ impl Work {
     /// time `que` meets them, and the test cost a fifth of this function.
     fn predecessors(&mut self, child: &Position, out: &mut Vec<(u64, Position)>) {
         out.clear();
-        let target = self.job.slice;
         let (first, last) = (self.job.first, self.job.last);
-        let ix = &self.own_ix;
         let own = &self.own;
-        let board = child.reversed();
-        // Predecessors by a king move keep every man where it is: they are in this slice if
-        // any is, and share the men's part of their index.
-        let men = board.black_men();
-        let kings_here = Slice::of(&board) == target;
-        let mut king_moves = None;
-        for_each_unmove(&board, |q| {
-            let king_move = q.black_men() == men;
-            let here = if king_move {
-                kings_here
-            } else {
-                Slice::of(&q) == target
-            };
-            if here {
-                let i = if king_move {
-                    let part =
-                        *king_moves.get_or_insert_with(|| ix.men_part(ix.black_men_base(men), &q));
-                    ix.index_from_men_part(part, &q)
-                } else {
-                    ix.index(&q)
-                };
-                debug_assert_eq!(i, ix.index(&q));
-                if (first..last).contains(&i) {
-                    own.prefetch(i);
-                    out.push((i, q));
-                }
+        self.own_ix.for_each_quiet_predecessor(child, |i, q| {
+            if (first..last).contains(&i) {
+                own.prefetch(i);
+                out.push((i, q));
             }
         });
     }

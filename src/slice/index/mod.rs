@@ -15,6 +15,7 @@
 mod children;
 mod deposit;
 mod enumerate;
+mod predecessors;
 
 pub use children::QuietChildren;
 pub use enumerate::Enumerator;

@@ -3,8 +3,7 @@
 //! documentation of [`super`] has the rules).
 
 use super::{converts, decode, encode};
-use crate::board::{MoveList, for_each_unmove, generate_moves, has_capture, has_moves};
-use crate::slice::Slice;
+use crate::board::{MoveList, generate_moves, has_capture, has_moves};
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::solve::checkpoint::{self, Checkpoint};
 use crate::solve::posqueue::{self, QueueWriter};
@@ -311,21 +310,9 @@ impl Work {
 /// to the mirror's position `child` (Black to move there).
 fn king_predecessors(ix: &SliceIndex, job: &Job, child: &Position, out: &mut Vec<u64>) {
     out.clear();
-    let board = child.reversed();
-    // A king move keeps every man where it is: all predecessors share the slice and the
-    // men's part of their index.
-    if Slice::of(&board) != job.slice {
-        return;
-    }
-    let men = board.black_men();
-    let part = ix.men_part(ix.black_men_base(men), &board);
-    for_each_unmove(&board, |q| {
-        if q.black_men() == men && !has_capture(&q) {
-            let i = ix.index_from_men_part(part, &q);
-            debug_assert_eq!(i, ix.index(&q));
-            if (job.first..job.last).contains(&i) {
-                out.push(i);
-            }
+    ix.for_each_king_predecessor(child, |i, q| {
+        if !has_capture(&q) && (job.first..job.last).contains(&i) {
+            out.push(i);
         }
     });
 }
