@@ -40,8 +40,10 @@ struct Work {
     /// read is larger than the cache (decided at page starts).
     batch_lower: bool,
     /// `noio` asks memory for all quiet children of a position before reading any, once the
-    /// mirror is larger than the cache.
+    /// mirror is larger than the cache; their indexes wait here (one array for the job:
+    /// filling a fresh one per position costs more than reading it).
     prefetch_children: bool,
+    quiet: [u64; crate::board::MAX_MOVES],
     lookups: Vec<(u64, Position, QuietConversions, Located)>,
     /// `cap`'s capture positions waiting for [`Work::flush_captures`], each one's first
     /// capture located (`ends[k]`: where position `k`'s other captures end in `batch_moves`).
@@ -115,6 +117,7 @@ impl Work {
             durable: opts.durable,
             batch_lower: false,
             prefetch_children,
+            quiet: [0; crate::board::MAX_MOVES],
             lookups: Vec::with_capacity(CAPTURE_BATCH),
             captures: Vec::with_capacity(CAPTURE_BATCH),
             located: Vec::with_capacity(CAPTURE_BATCH),
@@ -312,18 +315,21 @@ impl Work {
     ) -> Result<bool> {
         let mut children = QuietChildren::default();
         if self.prefetch_children {
-            let mut quiet = [u64::MAX; crate::board::MAX_MOVES];
             for (k, m) in self.moves.as_slice().iter().enumerate() {
-                if !is_conversion(pos, m) {
-                    let index = children.of_move(&self.mirror_ix, pos, m, &pos.successor(m));
-                    match &self.mirror {
-                        Some(mirror) => mirror.prefetch(index),
-                        None => self.own.prefetch(index),
+                self.quiet[k] = match is_conversion(pos, m) {
+                    true => u64::MAX,
+                    false => {
+                        let index = children.of_move(&self.mirror_ix, pos, m, &pos.successor(m));
+                        match &self.mirror {
+                            Some(mirror) => mirror.prefetch(index),
+                            None => self.own.prefetch(index),
+                        }
+                        index
                     }
-                    quiet[k] = index;
-                }
+                };
             }
-            for &index in &quiet[..self.moves.len()] {
+            for k in 0..self.moves.len() {
+                let index = self.quiet[k];
                 if index != u64::MAX && stop(self.mirror_value(index)?) {
                     return Ok(true);
                 }

@@ -86,6 +86,7 @@ pub fn verify_range_exact(
     let mut moves = MoveList::new();
     let mut threat_moves = MoveList::new();
     let mut located = Vec::with_capacity(crate::board::MAX_MOVES);
+    let mut quiet = [0; crate::board::MAX_MOVES];
     let cache = larger_than_cache();
     let mut e = own.index().enumerate_from(job.first);
     let mut stats = PhaseStats::default();
@@ -143,7 +144,13 @@ pub fn verify_range_exact(
                         moves.as_slice(),
                         &mut located,
                     )?,
-                    (true, _) => best_value_prefetched(&mut lower, &mirror, &pos, moves.as_slice())?,
+                    (true, _) => best_value_prefetched(
+                        &mut lower,
+                        &mirror,
+                        &pos,
+                        moves.as_slice(),
+                        &mut quiet,
+                    )?,
                     (false, _) => best_value(&mut lower, &mirror, &pos, moves.as_slice())?,
                 };
                 check_position(&slice, i, &pos, exact, derived, &mut stats)?;
@@ -164,21 +171,26 @@ pub fn verify_range_exact(
 /// the quiet children's indexes first, each value asked of memory as soon as it is known,
 /// then the values in move order, so that the memory round trips of a mirror larger than
 /// the cache overlap (8 pieces). A won position stops at its first losing child instead.
+/// `quiet` is the job's: a fresh array per position cost 4.6 % of `ver 2301.-6` in
+/// filling it (callgrind); each entry a move uses is written before it is read.
 #[inline]
 fn best_value_prefetched(
     lower: &mut impl SolvedValues,
     mirror: &SolvedSlice,
     pos: &Position,
     moves: &[Move],
+    quiet: &mut [u64; crate::board::MAX_MOVES],
 ) -> Result<Value> {
-    let mut quiet = [u64::MAX; crate::board::MAX_MOVES];
     let mut children = QuietChildren::default();
     for (k, m) in moves.iter().enumerate() {
-        if !is_conversion(pos, m) {
-            let i = children.of_move(mirror.index(), pos, m, &pos.successor(m));
-            mirror.prefetch(i);
-            quiet[k] = i;
-        }
+        quiet[k] = match is_conversion(pos, m) {
+            true => u64::MAX,
+            false => {
+                let i = children.of_move(mirror.index(), pos, m, &pos.successor(m));
+                mirror.prefetch(i);
+                i
+            }
+        };
     }
     let mut best = Value::Loss;
     for (k, m) in moves.iter().enumerate() {
