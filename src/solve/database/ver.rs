@@ -148,8 +148,9 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
 }
 
 /// Counts position `i` of `slice` as checked, or names it when the value it holds (`stored`)
-/// is not what its moves give (`derived`).
-#[inline]
+/// is not what its moves give (`derived`). Inlined, with the message in a cold function:
+/// called for each position, a call cost 28 instructions (callgrind `ver 2301.-6`).
+#[inline(always)]
 pub(super) fn check_position(
     slice: &Slice,
     i: u64,
@@ -159,14 +160,26 @@ pub(super) fn check_position(
     stats: &mut PhaseStats,
 ) -> Result<()> {
     if derived != stored {
-        return Err(solve_err!(
-            "ver {slice}: position {i} ({}) is stored as {stored} but its moves give {derived}",
-            position_fen(pos)
-        ));
+        return Err(wrong_value(slice, i, pos, stored, derived));
     }
     stats.looked += 1;
     stats.count(stored);
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_value(
+    slice: &Slice,
+    i: u64,
+    pos: &Position,
+    stored: Value,
+    derived: Value,
+) -> crate::error::Error {
+    solve_err!(
+        "ver {slice}: position {i} ({}) is stored as {stored} but its moves give {derived}",
+        position_fen(pos)
+    )
 }
 
 /// The best value among `moves` of `pos` (a loss without moves), stopping at the first win.
