@@ -269,7 +269,32 @@ pub struct SolvedWorkFiles {
     slices: Vec<Arc<SolvedSlice>>,
     /// Bytes of the largest of `slices`.
     largest: usize,
+    men: Box<[MenSlot; MEN_SLOTS]>,
 }
+
+/// Slots of [`SolvedWorkFiles`]' men cache (a power of two).
+const MEN_SLOTS: usize = 64;
+
+/// One entry of the men cache: positions with these men and king counts lie in the slice
+/// `handle`, and the men's part of their index there is `part`
+/// ([`SliceIndex::men_part`]). Neighbours in a walk differ mostly in their kings, and so do
+/// the children of their conversions and captures: the slice lookup and most of the index
+/// are done once for all of them.
+#[derive(Clone, Copy)]
+struct MenSlot {
+    /// Black men, white men, and both king counts (`u64::MAX`: empty).
+    men: u64,
+    kings: u32,
+    handle: u32,
+    part: (u64, u32),
+}
+
+const NO_MEN: MenSlot = MenSlot {
+    men: u64::MAX,
+    kings: 0,
+    handle: 0,
+    part: (0, 0),
+};
 
 impl SolvedWorkFiles {
     pub fn new(store: Arc<SolvedStore>) -> SolvedWorkFiles {
@@ -278,6 +303,7 @@ impl SolvedWorkFiles {
             mine: SliceSlots::default(),
             slices: Vec::new(),
             largest: 0,
+            men: Box::new([NO_MEN; MEN_SLOTS]),
         }
     }
 
@@ -292,14 +318,33 @@ impl SolvedWorkFiles {
         Ok(handle)
     }
 
-    /// The job's handle of `pos`'s slice, and `pos`'s index in it.
+    /// The job's handle of `pos`'s slice, and `pos`'s index in it: from the men cache when
+    /// a position with the same men and king counts was found last in its slot.
     #[inline]
     fn find(&mut self, pos: &Position) -> Result<(u32, u64)> {
+        let men = pos.black_men() as u64 | (pos.white_men() as u64) << 32;
+        let kings = pos.black_kings().count_ones() | pos.white_kings().count_ones() << 8;
+        let at = (men.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEN_SLOTS.ilog2())) as usize;
+        let slot = self.men[at];
+        if slot.men == men && slot.kings == kings {
+            let ix = &self.slices[slot.handle as usize].index;
+            let i = ix.index_from_men_part(slot.part, pos);
+            debug_assert_eq!(i, ix.index(pos));
+            return Ok((slot.handle, i));
+        }
         let handle = match self.mine.get(position_slice_key(pos)) {
             Some(h) => h,
             None => self.open(pos)?,
         };
-        Ok((handle, self.slices[handle as usize].index.index(pos)))
+        let ix = &self.slices[handle as usize].index;
+        let part = ix.men_part(ix.black_men_base(pos.black_men()), pos);
+        self.men[at] = MenSlot {
+            men,
+            kings,
+            handle,
+            part,
+        };
+        Ok((handle, ix.index_from_men_part(part, pos)))
     }
 
     #[inline]
