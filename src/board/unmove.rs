@@ -1,6 +1,6 @@
 //! Reverse move generation (1994 paper section 3.2): the boards from which a plain step of
-//! Black leads to a given board. Used by `winmove` and the position queue to find the
-//! predecessors of a resolved position.
+//! Black leads to a given board. `SliceIndex::for_each_quiet_predecessor` ranks them in a
+//! slice for `winmove`, the position queue, `ver`'s walk of the mirror and `mtc`.
 
 use super::{Position, step};
 

@@ -269,6 +269,7 @@ pub struct SolvedWorkFiles {
     slices: Vec<Arc<SolvedSlice>>,
     /// Bytes of the largest of `slices`.
     largest: usize,
+    /// The men cache ([`MenSlot`]), a slot per hash of the men.
     men: Box<[MenSlot; MEN_SLOTS]>,
 }
 
@@ -282,8 +283,9 @@ const MEN_SLOTS: usize = 64;
 /// are done once for all of them.
 #[derive(Clone, Copy)]
 struct MenSlot {
-    /// Black men, white men, and both king counts (`u64::MAX`: empty).
+    /// Black men (low 32 bits) and white men (high); `u64::MAX`: empty.
     men: u64,
+    /// Black's king count, and White's times 256.
     kings: u32,
     handle: u32,
     part: (u64, u32),

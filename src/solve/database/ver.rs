@@ -167,6 +167,7 @@ pub(super) fn check_position(
     Ok(())
 }
 
+/// The error naming a position whose stored value is not what its moves give.
 #[cold]
 #[inline(never)]
 fn wrong_value(
