@@ -1,7 +1,8 @@
 //! The pool for real (issue 6): three hosts as network namespaces, each with its own sshd
 //! and its own sshfs mount of the site served by a file server's sshd. Runners on two hosts
-//! (started by `dbstart` over ssh) build all of 2..5 pieces through the queues: the pairs
-//! under 2 M positions as one `pair` job each, the larger ones as phase jobs of 8 pages;
+//! (started by `dbstart` over ssh) build a node of 5 pieces and what it needs through the
+//! queues (`common::pool::NODE`): the pairs under 2 M positions as one `pair` job each, the
+//! larger ones as phase jobs of 8 pages;
 //! `wsmonitor` runs on the third host with a real SMTP server (aiosmtpd) on its loopback.
 //!
 //! - Every process of host 1 is killed mid-job (a crash; its sshfs dies with it): wsmonitor
@@ -17,7 +18,7 @@
 
 mod common;
 
-use common::fixture::{self, DBSTART, DBSTATUS, JOBRUNNER, WSMONITOR};
+use common::fixture::{self, DBSTART, DBSTATUS, WSMONITOR};
 use common::pool::{self, diagnostics, still_running, wait_for_long_job};
 use common::site::assert_same_build;
 use nowdb::queue::{done, held};
@@ -290,7 +291,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
                [jobs]\nmax_attempts = 5\nretry_backoff_secs = 1\n",
     )
     .unwrap();
-    // All of 2..5 through the queues, in phase jobs.
+    // The node and what it needs through the queues, in phase jobs.
     pool::queue_plan_of_phase_jobs(&site);
 
     // Host 3: a real SMTP server on its loopback and the monitor.
@@ -394,7 +395,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
     c.boot(1);
 
     // The build finishes: queues empty, nothing running, every slice verified.
-    while !pool::build_finished(&site, 5) {
+    while !pool::build_finished(&site) {
         assert!(
             Instant::now() < deadline,
             "the build did not finish\n{}",
@@ -468,11 +469,7 @@ fn two_hosts_build_through_a_crash_and_a_reboot_byte_identical() {
 
     // Byte-identical to the in-process build.
     let reference = c.root.join("reference");
-    fixture::ok(
-        JOBRUNNER,
-        &reference,
-        &["build-local", "--pieces", "5", "--runners", "2"],
-    );
+    pool::build_in_process(&reference);
     assert_same_build(&reference, &site, "cluster build");
     // The operator was told, through the real SMTP server.
     let deadline = Instant::now() + Duration::from_secs(60);

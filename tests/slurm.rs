@@ -1,8 +1,8 @@
 //! The queues drained by Slurm pilots on a real Slurm cluster (issue: the pool is a cluster):
 //! Debian's slurmctld and slurmd with munge, started by `scripts/slurm-cluster` on three
 //! network-namespace nodes whose site is an sshfs mount of a file server's directory at the
-//! same path on every node. `dbstart --slurm 5` submits the pilots; 2..5 pieces are built
-//! through them while
+//! same path on every node. `dbstart --slurm 5` submits the pilots; a node of 5 pieces and
+//! what it needs (`common::pool::NODE`) are built through them while
 //!
 //! - one pilot is `scontrol requeue`d in the middle of a phase job,
 //! - one is `scancel`led in the middle of a phase job,
@@ -96,7 +96,7 @@ impl Cluster {
         c
     }
 
-    /// A cluster of three nodes whose site has the phase jobs of 2..5 queued, five attempts
+    /// A cluster of three nodes whose site has the phase jobs of `pool::NODE` queued, five attempts
     /// a job.
     fn with_plan() -> Cluster {
         let c = Cluster::start(3);
@@ -116,11 +116,7 @@ impl Cluster {
                 .unwrap();
         assert_eq!(summary["held"], 0, "{summary}");
         let reference = self.dir.join("reference");
-        fixture::ok(
-            JOBRUNNER,
-            &reference,
-            &["build-local", "--pieces", "5", "--runners", "2"],
-        );
+        pool::build_in_process(&reference);
         assert_same_build(&reference, &self.site, what);
     }
 
@@ -333,7 +329,7 @@ fn log(site: &Path, name: &str) -> String {
 }
 
 #[test]
-fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
+fn pilots_build_a_node_through_requeue_scancel_sigkill_and_a_time_limit() {
     let _one = one_cluster();
     let c = Cluster::with_plan();
     let site = c.site.clone();
@@ -420,7 +416,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
 
     // The build ends by itself: every pilot ends once it is done.
     wait_until(&site, deadline, "the build did not finish", || {
-        build_finished(&site, 5)
+        build_finished(&site)
     });
     let array = blows[0].2.array_job_id.unwrap();
     pilots_ended(&c, deadline, &[array]);
@@ -498,7 +494,7 @@ fn pilots_build_2_to_5_through_requeue_scancel_sigkill_and_a_time_limit() {
 /// in-process build, nothing held.
 #[test]
 #[ignore = "5 minutes, beyond CI's budget: cargo test --release --test slurm -- --ignored"]
-fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
+fn pilots_build_a_node_through_preemption_and_a_node_failure() {
     let _one = one_cluster();
     let c = Cluster::with_plan();
     let site = c.site.clone();
@@ -604,7 +600,7 @@ fn pilots_build_2_to_5_through_preemption_and_a_node_failure() {
 
     // The build ends by itself, and every pilot with it.
     wait_until(&site, deadline, "the build did not finish", || {
-        build_finished(&site, 5)
+        build_finished(&site)
     });
     pilots_ended(&c, deadline, &[requeued, cancelled]);
     let pilot_logs = pilot_logs(&site);

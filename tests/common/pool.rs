@@ -83,9 +83,17 @@ pub fn still_running(site: &Path, path: &Path, rec: &RunningRecord) -> bool {
         && matches!(checkpoint::load(&s, &job), Ok(Some(c)) if !c.complete)
 }
 
-/// Whether a build of 2..`pieces` is finished: no job queued, none running, every slice
-/// verified.
-pub fn build_finished(site: &Path, pieces: u32) -> bool {
+/// The node the multi-machine tests build through the queues, with what it needs: 2 kings
+/// and a man against 2 kings. The kings-only pair it promotes into (2300/3200, 4.0 M
+/// positions) gives the phase jobs of 8 pages that are interrupted; the smaller pairs give 46
+/// pair jobs. All of 2..5 is 1,278 jobs, and over sshfs each costs most of a second of lock
+/// files and records; the runner tests build the whole of 2..5 through the queues on a local
+/// disk.
+pub const NODE: &str = "2210";
+
+/// Whether the build of [`NODE`] is finished: no job queued, none running, every slice of
+/// it and of what it needs verified.
+pub fn build_finished(site: &Path) -> bool {
     let s = Site::new(site);
     let queued: usize = ["prime", "nonprime", "slow", "small"]
         .iter()
@@ -96,16 +104,21 @@ pub fn build_finished(site: &Path, pieces: u32) -> bool {
                 .count()
         })
         .sum();
-    let verified = nowdb::slice::plan(pieces).pairs().all(|p| {
-        p.slices()
-            .iter()
-            .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
-    });
+    let node: nowdb::slice::Selection = NODE.parse().unwrap();
+    let verified = nowdb::slice::with_dependencies(&node.0, 5)
+        .unwrap()
+        .iter()
+        .all(|p| {
+            p.slices()
+                .iter()
+                .all(|x| nowdb::solve::stage::verified_marker(&s, x).exists())
+        });
     queued == 0 && record::read_all(&s).unwrap_or_default().is_empty() && verified
 }
 
-/// Queues 2..5 for a pool as the multi-machine tests do: phase jobs from 2 M positions,
-/// split into ranges of 262,144 (8 pages) so that jobs have checkpoints to resume from.
+/// Queues [`NODE`] and what it needs for a pool as the multi-machine tests do: phase jobs from
+/// 2 M positions, split into ranges of 262,144 (8 pages) so that jobs have checkpoints to
+/// resume from.
 pub fn queue_plan_of_phase_jobs(site: &Path) {
     let plan = [
         "--positions",
@@ -115,8 +128,27 @@ pub fn queue_plan_of_phase_jobs(site: &Path) {
         "p",
         "plan",
         "2..5",
+        "--only",
+        NODE,
     ];
     super::fixture::ok(super::fixture::ADDQ, site, &plan);
+}
+
+/// The same slices built in one process at `reference`, to compare the pool's bytes with.
+pub fn build_in_process(reference: &Path) {
+    super::fixture::ok(
+        super::fixture::JOBRUNNER,
+        reference,
+        &[
+            "build-local",
+            "--pieces",
+            "5",
+            "--only",
+            NODE,
+            "--runners",
+            "2",
+        ],
+    );
 }
 
 /// The first job line of the prime queue ("" when it has none).
