@@ -46,6 +46,30 @@ const fn build_adjacent() -> [u32; 32] {
 
 const ADJACENT: [u32; 32] = build_adjacent();
 
+/// `JUMP[at][dir]`: the square a jump from `at` in direction `dir` passes over and the one
+/// it lands on, as bits (both 0 when the landing is off the board). A capture sequence looks
+/// at one square at a time, where two table reads cost less than stepping a whole bitboard
+/// twice.
+const fn build_jumps() -> [[(u32, u32); 4]; 32] {
+    let mut t = [[(0u32, 0u32); 4]; 32];
+    let mut s = 0;
+    while s < 32 {
+        let mut dir = 0;
+        while dir < 4 {
+            let over = step(1 << s, dir);
+            let land = step(over, dir);
+            if land != 0 {
+                t[s][dir] = (over, land);
+            }
+            dir += 1;
+        }
+        s += 1;
+    }
+    t
+}
+
+const JUMP: [[(u32, u32); 4]; 32] = build_jumps();
+
 /// A move by Black: what later phases need to apply and classify it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
 pub struct Move {
@@ -213,8 +237,13 @@ fn generate<const MERGE: bool>(pos: &Position, list: &mut MoveList) {
             rest &= rest - 1;
             let king = pos.kings & (1 << from) != 0;
             // The mover's own square is free for the rest of the sequence (circular captures).
-            let empty = pos.empty() | (1 << from);
-            extend_capture::<MERGE>(from as u8, from as u8, king, 0, pos.white, empty, list);
+            let piece = Jumper {
+                from: from as u8,
+                king,
+                empty: pos.empty() | (1 << from),
+            };
+            let lands = landings(piece.from, king, pos.white, piece.empty);
+            extend_capture::<MERGE>(piece, piece.from, lands, 0, pos.white, list);
         }
         return;
     }
@@ -288,44 +317,50 @@ fn find_in_targets(
     false
 }
 
-/// Continues a capture sequence of the piece that started on `from` and now stands on `at`.
+/// Where a piece on `at` can land by one jump over a piece of `white`, all directions in
+/// one bitboard (backwards only for a king). Most sequences end after one jump, and this
+/// tells so without a branch per direction.
 #[inline(always)]
-fn extend_capture<const MERGE: bool>(
-    from: u8,
-    at: u8,
-    king: bool,
-    captured: u32,
-    white: u32,
-    empty: u32,
-    list: &mut MoveList,
-) {
-    // Where the piece can land next, all directions in one bitboard: most sequences end
-    // after one jump, and this tells so without a branch per direction; the landings are
-    // then walked bit by bit, each finding its jumped piece as the square next to both ends.
-    let at_bit = 1u32 << at;
-    let landing = |dir: usize| step(step(at_bit, dir) & white, dir) & empty;
+fn landings(at: u8, king: bool, white: u32, empty: u32) -> u32 {
+    let jumps = &JUMP[at as usize];
+    let landing = |dir: usize| {
+        let (over, land) = jumps[dir];
+        if white & over != 0 { land & empty } else { 0 }
+    };
     let mut lands = landing(0) | landing(1);
     if king {
         lands |= landing(2) | landing(3);
     }
-    if lands == 0 {
-        if captured != 0 {
-            let m = Move {
-                from,
-                to: at,
-                captures: captured,
-                crowns: false,
-            };
-            // Only a king can reach the same square with the same pieces by two paths.
-            if !(MERGE && king && list.iter().any(|x| *x == m)) {
-                list.push(m);
-            }
-        }
-        return;
-    }
+    lands
+}
+
+/// What stays fixed through one piece's capture sequences: the square it started from,
+/// whether it is a king, and the squares it may land on (its own start is one of them).
+#[derive(Clone, Copy)]
+struct Jumper {
+    from: u8,
+    king: bool,
+    empty: u32,
+}
+
+/// Continues a capture sequence of `piece`, which now stands on `at` having taken `captured`
+/// and can land on `lands` (not empty) over the pieces of `white` still on the board. Each
+/// landing's own landings are looked at before going deeper, so a sequence that ends there
+/// (most do) is listed without a call.
+fn extend_capture<const MERGE: bool>(
+    piece: Jumper,
+    at: u8,
+    mut lands: u32,
+    captured: u32,
+    white: u32,
+    list: &mut MoveList,
+) {
+    debug_assert_ne!(lands, 0);
+    let Jumper { from, king, empty } = piece;
     while lands != 0 {
         let land = lands.trailing_zeros() as u8;
         lands &= lands - 1;
+        // The jumped piece is the square next to both ends.
         let over = ADJACENT[at as usize] & ADJACENT[land as usize] & white;
         let taken = captured | over;
         if !king && land >= 28 {
@@ -336,8 +371,23 @@ fn extend_capture<const MERGE: bool>(
                 captures: taken,
                 crowns: true,
             });
-        } else {
-            extend_capture::<MERGE>(from, land, king, taken, white & !over, empty, list);
+            continue;
+        }
+        let left = white & !over;
+        let next = landings(land, king, left, empty);
+        if next != 0 {
+            extend_capture::<MERGE>(piece, land, next, taken, left, list);
+            continue;
+        }
+        let m = Move {
+            from,
+            to: land,
+            captures: taken,
+            crowns: false,
+        };
+        // Only a king can reach the same square with the same pieces by two paths.
+        if !(MERGE && king && list.iter().any(|x| *x == m)) {
+            list.push(m);
         }
     }
 }
