@@ -313,21 +313,19 @@ impl Work {
         pos: &Position,
         mut stop: impl FnMut(Value) -> bool,
     ) -> Result<bool> {
-        let mut children = QuietChildren::default();
         if self.prefetch_children {
-            for (k, m) in self.moves.as_slice().iter().enumerate() {
-                self.quiet[k] = match is_conversion(pos, m) {
-                    true => u64::MAX,
-                    false => {
-                        let index = children.of_move(&self.mirror_ix, pos, m, &pos.successor(m));
-                        match &self.mirror {
-                            Some(mirror) => mirror.prefetch(index),
-                            None => self.own.prefetch(index),
-                        }
-                        index
-                    }
-                };
-            }
+            let moves = self.moves.as_slice();
+            let (mirror, own) = (&self.mirror, &self.own);
+            QuietChildren::indexes(
+                &self.mirror_ix,
+                pos,
+                moves,
+                &mut self.quiet,
+                |i| match mirror {
+                    Some(mirror) => mirror.prefetch(i),
+                    None => own.prefetch(i),
+                },
+            );
             for k in 0..self.moves.len() {
                 let index = self.quiet[k];
                 if index != u64::MAX && stop(self.mirror_value(index)?) {
@@ -336,6 +334,7 @@ impl Work {
             }
             return Ok(false);
         }
+        let mut children = QuietChildren::default();
         for i in 0..self.moves.len() {
             let m = self.moves.as_slice()[i];
             if is_conversion(pos, &m) {

@@ -5,7 +5,8 @@
 //! `noio` and `ver` rank every successor this way.
 
 use super::SliceIndex;
-use crate::board::{Move, Position};
+use crate::board::{MAX_MOVES, Move, Position};
+use crate::slice::is_conversion;
 
 /// The index parts shared by the quiet children of one position, found at the first child
 /// that needs them.
@@ -40,5 +41,31 @@ impl QuietChildren {
     #[inline(always)]
     pub fn of_move(&mut self, ix: &SliceIndex, pos: &Position, m: &Move, child: &Position) -> u64 {
         self.index(ix, child, pos.kings & (1 << m.from) != 0)
+    }
+
+    /// The indexes in `ix` (the mirror's) of the quiet children of `pos` by `moves` (its
+    /// moves), in move order into `out`, and `u64::MAX` for a conversion, whose child is in a
+    /// lower slice. Each index goes to `found` as soon as it is known, so that its value can
+    /// be asked of memory before the first is read (the mirror is larger than the cache at 8
+    /// pieces).
+    #[inline(always)]
+    pub fn indexes(
+        ix: &SliceIndex,
+        pos: &Position,
+        moves: &[Move],
+        out: &mut [u64; MAX_MOVES],
+        mut found: impl FnMut(u64),
+    ) {
+        let mut children = QuietChildren::default();
+        for (k, m) in moves.iter().enumerate() {
+            out[k] = match is_conversion(pos, m) {
+                true => u64::MAX,
+                false => {
+                    let i = children.of_move(ix, pos, m, &pos.successor(m));
+                    found(i);
+                    i
+                }
+            };
+        }
     }
 }

@@ -181,17 +181,7 @@ fn best_value_prefetched(
     moves: &[Move],
     quiet: &mut [u64; crate::board::MAX_MOVES],
 ) -> Result<Value> {
-    let mut children = QuietChildren::default();
-    for (k, m) in moves.iter().enumerate() {
-        quiet[k] = match is_conversion(pos, m) {
-            true => u64::MAX,
-            false => {
-                let i = children.of_move(mirror.index(), pos, m, &pos.successor(m));
-                mirror.prefetch(i);
-                i
-            }
-        };
-    }
+    QuietChildren::indexes(mirror.index(), pos, moves, quiet, |i| mirror.prefetch(i));
     let mut best = Value::Loss;
     for (k, m) in moves.iter().enumerate() {
         let v = match quiet[k] {
