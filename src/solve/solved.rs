@@ -385,7 +385,7 @@ impl SolvedWorkFiles {
 }
 
 impl SolvedValues for SolvedWorkFiles {
-    #[inline]
+    #[inline(always)]
     fn value(&mut self, pos: &Position) -> Result<Value> {
         if pos.black == 0 {
             return Ok(Value::Loss);
