@@ -96,8 +96,8 @@ impl Cluster {
         c
     }
 
-    /// A cluster of three nodes whose site has the phase jobs of `pool::NODE` queued, five attempts
-    /// a job.
+    /// A cluster of three nodes whose site has the phase jobs of `pool::NODE` queued, five
+    /// attempts a job.
     fn with_plan() -> Cluster {
         let c = Cluster::start(3);
         std::fs::write(
@@ -493,7 +493,7 @@ fn pilots_build_a_node_through_requeue_scancel_sigkill_and_a_time_limit() {
 /// and comes back with a new boot id. The build ends by itself, byte-identical to the
 /// in-process build, nothing held.
 #[test]
-#[ignore = "5 minutes, beyond CI's budget: cargo test --release --test slurm -- --ignored"]
+#[ignore = "2 minutes more for CI, whose budget it would crowd: cargo test --release --test slurm -- --ignored"]
 fn pilots_build_a_node_through_preemption_and_a_node_failure() {
     let _one = one_cluster();
     let c = Cluster::with_plan();
