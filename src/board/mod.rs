@@ -16,7 +16,7 @@ pub use movegen::{
     MAX_MOVES, Move, MoveList, find_plain_move, generate_move_paths, generate_moves, has_capture,
     has_moves, white_has_capture,
 };
-pub use unmove::for_each_unmove;
+pub use unmove::{for_each_unmove, for_each_unmove_of};
 
 use std::fmt;
 

@@ -10,9 +10,17 @@ use super::{Position, step};
 /// downwards. The caller keeps the `q` in the slice it wants and drops those with a capture
 /// (a capture would have been compulsory there).
 #[inline]
-pub fn for_each_unmove(after: &Position, mut f: impl FnMut(Position)) {
+pub fn for_each_unmove(after: &Position, f: impl FnMut(Position)) {
+    for_each_unmove_of(after, after.black, f)
+}
+
+/// [`for_each_unmove`] restricted to the steps of the Black pieces in `pieces` (a subset of
+/// `after.black`): a caller that knows no king step can matter leaves the kings out.
+#[inline(always)]
+pub fn for_each_unmove_of(after: &Position, pieces: u32, mut f: impl FnMut(Position)) {
+    debug_assert_eq!(pieces & !after.black, 0);
     let empty = after.empty();
-    let mut pieces = after.black;
+    let mut pieces = pieces;
     while pieces != 0 {
         let at = pieces & pieces.wrapping_neg();
         pieces &= pieces - 1;

@@ -15,7 +15,7 @@ use super::solved::{
 use super::store::{self, PAGE_POSITIONS, PageCache, Wanted, ensure_work_file};
 use super::{Job, Phase, Result, Site, Value};
 use crate::board::{MoveList, generate_moves, has_capture};
-use crate::slice::index::{QuietChildren, SliceIndex};
+use crate::slice::index::{NearMemo, QuietChildren, SliceIndex};
 use crate::slice::{QuietConversions, is_conversion};
 use crate::{Position, solve_err};
 
@@ -31,6 +31,9 @@ struct Work {
     /// The mirror's work file, read only; `None` when the slice is its own mirror.
     mirror: Option<PageCache>,
     mirror_ix: SliceIndex,
+    /// `que` reads the mirror's queued positions in rising order: the last one's men and
+    /// black kings, kept for the next.
+    near: NearMemo,
     solved: Option<LowerSlices>,
     queue: Option<QueueWriter>,
     moves: MoveList,
@@ -110,6 +113,7 @@ impl Work {
             own_ix,
             mirror,
             mirror_ix,
+            near: NearMemo::default(),
             solved,
             queue,
             moves: MoveList::new(),
@@ -397,14 +401,13 @@ impl Work {
     /// time `que` meets them, and the test cost a fifth of this function.
     fn predecessors(&mut self, child: &Position, out: &mut Vec<(u64, Position)>) {
         out.clear();
-        let (first, last) = (self.job.first, self.job.last);
         let own = &self.own;
-        self.own_ix.for_each_quiet_predecessor(child, |i, q| {
-            if (first..last).contains(&i) {
+        let range = self.job.first..self.job.last;
+        self.own_ix
+            .for_each_quiet_predecessor_in(child, range, |i, q| {
                 own.prefetch(i);
                 out.push((i, q));
-            }
-        });
+            });
     }
 
     /// `DoWinningMoves` for the mirror's loss at `child_index`: its predecessors here win.
@@ -428,7 +431,7 @@ impl Work {
     /// besides was resolved by the mirror too, so its own entry reaches the predecessor,
     /// in this round or the next: the final values are the same as reading every child.
     fn que(&mut self, child_index: u64, preds: &mut Vec<(u64, Position)>) -> Result<()> {
-        let child = self.mirror_ix.position_unchecked(child_index);
+        let child = self.mirror_ix.position_near(child_index, &mut self.near);
         let resolved = self.mirror_value(child_index)?;
         self.predecessors(&child, preds);
         for &(i, pos) in preds.iter() {

@@ -106,7 +106,10 @@ pub fn read_round(site: &Site, slice: &Slice, round: u32) -> io::Result<Vec<u64>
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
         );
     }
-    out.sort_unstable();
+    // A radix sort: the entries are a round's resolutions, millions at 7 pieces, and every
+    // job of the next round sorts them (`que 4300.-- -r 8`: 531 M instructions for 2.7 M
+    // entries with `sort_unstable`).
+    radsort::sort(&mut out);
     out.dedup();
     Ok(out)
 }

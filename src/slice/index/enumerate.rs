@@ -49,9 +49,16 @@ fn first_in_band(k: u32, mask: u32, band: u32) -> Option<u32> {
 pub struct Enumerator<'a> {
     ix: &'a SliceIndex,
     index: u64,
+    /// The slice's count, kept here: every step compares against it.
+    count: u64,
     bm: u32,
-    /// White men in White's numbering (`31 - s`).
+    /// White men in White's numbering (`31 - s`), as the carry advances them.
     wm_rev: u32,
+    /// The same white men on the board, and the squares no man stands on (where the kings
+    /// go): recomputed only when the men change, because reversing the bits at every step
+    /// cost 4 % of `ver` (callgrind).
+    wm: u32,
+    kmask: u32,
     bk: u32,
     wk: u32,
 }
@@ -61,8 +68,11 @@ impl<'a> Enumerator<'a> {
         let mut e = Enumerator {
             ix,
             index,
+            count: ix.count(),
             bm: 0,
             wm_rev: 0,
+            wm: 0,
+            kmask: !0,
             bk: 0,
             wk: 0,
         };
@@ -72,8 +82,16 @@ impl<'a> Enumerator<'a> {
             e.wm_rev = p.white_men().reverse_bits();
             e.bk = p.black_kings();
             e.wk = p.white_kings();
+            e.men_changed();
         }
         e
+    }
+
+    /// Derives the board's white men and the kings' squares after the men changed.
+    #[inline]
+    fn men_changed(&mut self) {
+        self.wm = self.wm_rev.reverse_bits();
+        self.kmask = !(self.bm | self.wm);
     }
 
     /// Index of the current position.
@@ -85,23 +103,17 @@ impl<'a> Enumerator<'a> {
     /// Whether the enumerator stands on a position (false past the end).
     #[inline]
     pub fn valid(&self) -> bool {
-        self.index < self.ix.count()
+        self.index < self.count
     }
 
     /// The current position.
     #[inline]
     pub fn position(&self) -> Position {
-        let wm = self.wm_rev.reverse_bits();
         Position {
             black: self.bm | self.bk,
-            white: wm | self.wk,
+            white: self.wm | self.wk,
             kings: self.bk | self.wk,
         }
-    }
-
-    #[inline]
-    fn king_mask(&self) -> u32 {
-        !(self.bm | self.wm_rev.reverse_bits())
     }
 
     /// Moves forward to index `target` (at or after this one, below the count): step by
@@ -110,7 +122,7 @@ impl<'a> Enumerator<'a> {
     #[inline]
     pub fn skip_to(&mut self, target: u64) {
         const SEEK_GAP: u64 = 24;
-        debug_assert!(target >= self.index && target < self.ix.count());
+        debug_assert!(target >= self.index && target < self.count);
         if target - self.index > SEEK_GAP {
             *self = Enumerator::new(self.ix, target);
         } else {
@@ -124,11 +136,11 @@ impl<'a> Enumerator<'a> {
     #[inline]
     pub fn advance(&mut self) -> bool {
         self.index += 1;
-        if self.index >= self.ix.count() {
-            self.index = self.ix.count();
+        if self.index >= self.count {
+            self.index = self.count;
             return false;
         }
-        let kmask = self.king_mask();
+        let kmask = self.kmask;
         if let Some(wk) = next_subset(self.wk, kmask & !self.bk) {
             self.wk = wk;
             return true;
@@ -145,7 +157,7 @@ impl<'a> Enumerator<'a> {
             self.bk = bk;
         } else {
             self.carry_men();
-            let kmask = self.king_mask();
+            let kmask = self.kmask;
             self.bk = lowest(kmask, ix.nbk);
             self.wk = lowest(kmask & !self.bk, ix.nwk);
             return;
@@ -158,6 +170,7 @@ impl<'a> Enumerator<'a> {
         let ix = self.ix;
         if let Some(wm) = next_subset(self.wm_rev, ix.white_men_band_mask(self.bm)) {
             self.wm_rev = wm;
+            self.men_changed();
             return;
         }
         // The index bound guarantees a next black-man placement exists whose white men fit.
@@ -166,6 +179,7 @@ impl<'a> Enumerator<'a> {
             self.bm = next_subset(self.bm, bmask).expect("index below count has a successor");
             if let Some(wm) = first_in_band(ix.nwm, ix.white_men_band_mask(self.bm), ix.wm_band) {
                 self.wm_rev = wm;
+                self.men_changed();
                 return;
             }
         }
