@@ -227,7 +227,7 @@ impl Work {
         }
         let solved = self.solved.as_mut().expect("lookup reads finished slices");
         let best = best_of(solved, pos, c.as_slice())?;
-        self.lookup_result(index, best, c.others)
+        self.lookup_result(index, best, pos)
     }
 
     /// [`Work::lookup`] in `cap`'s way of batches: the first conversion located now, read at
@@ -250,8 +250,8 @@ impl Work {
 
     /// A loss is known only when every move converts (or there is none).
     #[inline(always)]
-    fn lookup_result(&mut self, index: u64, best: Value, others: bool) -> Result<()> {
-        match best != Value::Loss || !others {
+    fn lookup_result(&mut self, index: u64, best: Value, pos: &Position) -> Result<()> {
+        match best != Value::Loss || !QuietConversions::others(pos) {
             true => self.resolve(index, best),
             false => Ok(()),
         }
@@ -268,7 +268,7 @@ impl Work {
         for (index, pos, c, at) in &lookups {
             let solved = self.solved.as_mut().expect("lookup reads finished slices");
             let best = best_of_located(solved, pos, *at, &c.as_slice()[1..])?;
-            self.lookup_result(*index, best, c.others)?;
+            self.lookup_result(*index, best, pos)?;
         }
         self.lookups = lookups;
         self.lookups.clear();
