@@ -69,3 +69,43 @@ impl QuietChildren {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::{MoveList, generate_moves, has_capture};
+
+    /// Every quiet child's index, taken in move order as the solver and `ver` take them,
+    /// equals its index ranked from scratch: kings moving past each other, onto and off the
+    /// edges, and many king moves a position.
+    #[test]
+    fn quiet_children_are_ranked_as_from_scratch() {
+        let mut rng = crate::rng::XorShift::new(0xC41D);
+        let mut moves = MoveList::new();
+        let mut kings_moved = 0;
+        for name in [
+            "4300.--", "3400.--", "2221.66", "2311.66", "5200.--", "1310.5-", "0033.65",
+        ] {
+            let ix = SliceIndex::for_name(name).unwrap();
+            let mirror = SliceIndex::for_name(&ix.slice().mirror().to_string()).unwrap();
+            for _ in 0..3_000 {
+                let pos = ix.position_unchecked(rng.next() % ix.count());
+                if has_capture(&pos) {
+                    continue;
+                }
+                generate_moves(&pos, &mut moves);
+                let mut children = QuietChildren::default();
+                for m in moves.iter().filter(|m| !is_conversion(&pos, m)) {
+                    let child = pos.successor(m);
+                    assert_eq!(
+                        children.of_move(&mirror, &pos, m, &child),
+                        mirror.index(&child),
+                        "{name} {pos:?} {m:?}"
+                    );
+                    kings_moved += (pos.kings & (1 << m.from) != 0) as u32;
+                }
+            }
+        }
+        assert!(kings_moved > 50_000, "{kings_moved}");
+    }
+}
