@@ -81,7 +81,6 @@ fn sample_positions(db: &Database, slices: &[Slice], pieces: u32, n: usize) -> S
         .collect();
     let total: u64 = big.iter().map(|ix| ix.count()).sum();
     let mut rng = nowdb::rng::XorShift::new(0x2545_F491_4F6C_DD1D);
-    let mut moves = MoveList::new();
     let mut sample = Sample {
         quiet: Vec::new(),
         stored: Vec::new(),
@@ -101,7 +100,7 @@ fn sample_positions(db: &Database, slices: &[Slice], pieces: u32, n: usize) -> S
             })
             .unwrap();
         let p = ix.position_unchecked(at);
-        let kind = classify(&p, &mut moves);
+        let kind = classify(&p);
         if kind == Kind::Capture {
             continue;
         }
@@ -252,7 +251,7 @@ fn one_side(args: &[String]) {
         for i in 0..ix.count() {
             let p = e.position();
             e.advance();
-            let kind = classify(&p, &mut moves);
+            let kind = classify(&p);
             if kind == Kind::Capture {
                 stored.push_removed();
                 forced.push_removed();

@@ -183,10 +183,9 @@ fn a_flipped_bit_is_a_crc_error_naming_the_block() {
     let f = nowdb::db::format::SliceFile::open(&path, &slice).unwrap();
     let ix = SliceIndex::new(slice);
     let db = Database::open(&d.join("db"), 1 << 20).unwrap();
-    let mut moves = nowdb::MoveList::new();
     let inside = (f.block_first(1)..f.block_first(2))
         .find(|&i| {
-            nowdb::db::removed::classify(&ix.position_unchecked(i), &mut moves)
+            nowdb::db::removed::classify(&ix.position_unchecked(i))
                 == nowdb::db::removed::Kind::Stored
         })
         .unwrap();

@@ -9,7 +9,7 @@ use nowdb::db::removed::{Kind, classify};
 use nowdb::rng::XorShift;
 use nowdb::solve::Site;
 use nowdb::solve::solved::SolvedSlice;
-use nowdb::{MoveList, Setup, Slice, SliceIndex};
+use nowdb::{Setup, Slice, SliceIndex};
 
 #[test]
 fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
@@ -19,9 +19,8 @@ fn damaged_database_files_fail_cleanly_and_never_answer_wrongly() {
     let slice: Slice = "2101.-5".parse().unwrap();
     let ix = SliceIndex::new(slice);
     let solved = SolvedSlice::load(&site, slice).unwrap();
-    let mut moves = MoveList::new();
     let stored: Vec<u64> = (0..ix.count())
-        .filter(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
+        .filter(|&i| classify(&ix.position_unchecked(i)) == Kind::Stored)
         .collect();
     let original = std::fs::read(site.db_dir().join(format!("{slice}.ndb"))).unwrap();
     assert!(original.len() > 2048, "want a file of several blocks");

@@ -317,7 +317,6 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
     // Both removal rules occur, so the positions checked include threats whose values are
     // stored (decoded, not searched) as well as searched ones.
     use nowdb::db::removed::{Kind, Removal, classify};
-    let mut moves = nowdb::MoveList::new();
     let (mut by_rule, mut stored_threats) = ([0usize; 2], 0usize);
     for s in &slices {
         let path = nowdb::db::probe::slice_path(&b.site.db_dir(), s);
@@ -329,7 +328,7 @@ fn every_2_to_5_piece_position_probed_in_the_database_equals_its_solved_value() 
             let ix = SliceIndex::new(*s);
             stored_threats += (0..ix.count())
                 .step_by(31)
-                .filter(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Threat)
+                .filter(|&i| classify(&ix.position_unchecked(i)) == Kind::Threat)
                 .count();
         }
     }

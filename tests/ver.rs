@@ -101,7 +101,7 @@ fn win_by_one_move(
     (0..ix.count())
         .find_map(|i| {
             let pos = ix.position_unchecked(i);
-            if own.get(i) != Value::Win || classify(&pos, &mut moves) != Kind::Stored {
+            if own.get(i) != Value::Win || classify(&pos) != Kind::Stored {
                 return None;
             }
             generate_moves(&pos, &mut moves);
@@ -127,7 +127,7 @@ fn a_win_by_one_move_fails_either_way(
 ) -> Position {
     let d = copy_of_base(name);
     let (i, child) = win_by_one_move(&Site::new(&d), slice, |pos, m, child| {
-        wanted(pos, m) && classify(child, &mut MoveList::new()) == Kind::Stored
+        wanted(pos, m) && classify(child) == Kind::Stored
     });
     let target = Slice::of(&child);
     rebuild_with_value(
@@ -147,9 +147,8 @@ fn a_win_by_one_move_fails_either_way(
 /// stores.
 fn stored_position(slice: Slice, mut indices: impl Iterator<Item = u64>) -> u64 {
     let ix = SliceIndex::new(slice);
-    let mut moves = MoveList::new();
     indices
-        .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == Kind::Stored)
+        .find(|&i| classify(&ix.position_unchecked(i)) == Kind::Stored)
         .unwrap()
 }
 
@@ -173,7 +172,6 @@ fn ver_from_the_exact_values_and_from_the_database_agree() {
     );
     let opts = RunOptions::default();
     let (mut stored, mut all) = (0, 0);
-    let mut moves = MoveList::new();
     for slice in site.solved_slices().unwrap() {
         let job = Job::whole(Phase::Ver, slice, 0);
         let (Some(Outcome::Done(exact)), Outcome::Done(from_db)) = (
@@ -194,7 +192,7 @@ fn ver_from_the_exact_values_and_from_the_database_agree() {
         let ix = SliceIndex::new(slice);
         let keeps_threats = !db.slice(&slice).unwrap().file.removal.removes(Kind::Threat);
         let n = (0..ix.count())
-            .filter(|&i| match classify(&ix.position_unchecked(i), &mut moves) {
+            .filter(|&i| match classify(&ix.position_unchecked(i)) {
                 Kind::Stored => true,
                 Kind::Threat => keeps_threats,
                 Kind::Capture => false,
@@ -303,7 +301,6 @@ fn ver_finds_a_wrong_value_in_a_lower_slice_it_reads() {
 fn ver_finds_a_wrong_capture_or_removed_threat_value() {
     let site_base = Site::new(base4());
     let db = Database::open(&site_base.db_dir(), 1 << 20).unwrap();
-    let mut moves = MoveList::new();
     for kind in [Kind::Capture, Kind::Threat] {
         // A slice whose file removes threats, and its first position of the kind.
         let (slice, i) = site_base
@@ -314,7 +311,7 @@ fn ver_finds_a_wrong_capture_or_removed_threat_value() {
             .find_map(|s| {
                 let ix = SliceIndex::new(s);
                 (0..ix.count())
-                    .find(|&i| classify(&ix.position_unchecked(i), &mut moves) == kind)
+                    .find(|&i| classify(&ix.position_unchecked(i)) == kind)
                     .map(|i| (s, i))
             })
             .unwrap();
@@ -357,7 +354,6 @@ fn ver_walking_the_mirror_back_finds_a_win_or_a_draw_stored_as_a_loss() {
     for (name, was) in [("win-as-loss", Value::Win), ("draw-as-loss", Value::Draw)] {
         // The first walking slice with a stored position of the kind, without a capture or a
         // conversion, whose children in the mirror hold a lost one (a win) or a drawn one.
-        let mut moves = MoveList::new();
         let (slice, i) = walking
             .iter()
             .find_map(|&s| {
@@ -367,7 +363,7 @@ fn ver_walking_the_mirror_back_finds_a_win_or_a_draw_stored_as_a_loss() {
                     .find(|&i| {
                         let pos = ix.position_unchecked(i);
                         own.get(i) == was
-                            && classify(&pos, &mut moves) == Kind::Stored
+                            && classify(&pos) == Kind::Stored
                             && !nowdb::board::has_capture(&pos)
                             && quiet(&pos)
                             && has_moves_of(&pos)

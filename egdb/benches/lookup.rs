@@ -14,7 +14,7 @@ use nowdb::board::white_has_capture;
 use nowdb::db::Database;
 use nowdb::db::probe::list_slices;
 use nowdb::db::removed::{Kind, classify};
-use nowdb::{MoveList, Position, Slice, SliceIndex};
+use nowdb::{Position, Slice, SliceIndex};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::path::Path;
@@ -46,7 +46,6 @@ fn sample(db: &Database, slices: &[Slice], pieces: u32) -> Sample {
         cumulative.push(total);
     }
     let mut rng = nowdb::rng::XorShift::new(0x6567_6462);
-    let mut moves = MoveList::new();
     let mut s = Sample {
         quiet: Vec::new(),
         stored: Vec::new(),
@@ -58,7 +57,7 @@ fn sample(db: &Database, slices: &[Slice], pieces: u32) -> Sample {
         let at = rng.below(total);
         let k = cumulative.partition_point(|&c| c <= at);
         let p = ixs[k].position_unchecked(at - (cumulative[k] - ixs[k].count()));
-        let kind = classify(&p, &mut moves);
+        let kind = classify(&p);
         s.all.push(p);
         if kind == Kind::Capture {
             s.capture.push(p);

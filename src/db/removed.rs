@@ -2,7 +2,7 @@
 //! refilled runs of values the `build` phase codes.
 
 use crate::Position;
-use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::board::{MoveList, find_plain_move, generate_moves, has_capture, white_has_capture};
 use crate::slice::index::SliceIndex;
 use crate::value::Value;
 
@@ -49,12 +49,12 @@ impl Removal {
     }
 }
 
-/// Classifies `pos` (Black to move). For a [`Kind::Threat`] the moves are left in `moves`.
+/// Classifies `pos` (Black to move).
 #[inline]
-pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
+pub fn classify(pos: &Position) -> Kind {
     if has_capture(pos) {
         Kind::Capture
-    } else if white_has_capture(pos) && threat_is_removed(pos, moves) {
+    } else if white_has_capture(pos) && threat_is_removed(pos) {
         Kind::Threat
     } else {
         Kind::Stored
@@ -62,11 +62,17 @@ pub fn classify(pos: &Position, moves: &mut MoveList) -> Kind {
 }
 
 /// For a position without a capture whose opponent threatens one: whether its value is
-/// removed, i.e. no move leads to such a threat for the opponent. Leaves the moves in
-/// `moves`.
+/// removed, i.e. no move leads to such a threat for the opponent. The moves are walked
+/// without a list, and the walk stops at the first move that keeps the value: `build`
+/// asks this of every threat, and the list cost a third of its time on kings-only slices
+/// (callgrind, `run build 3300.--`).
 #[inline]
-pub fn threat_is_removed(pos: &Position, moves: &mut MoveList) -> bool {
-    removed_threat_children(pos, moves).is_some()
+pub fn threat_is_removed(pos: &Position) -> bool {
+    debug_assert!(!has_capture(pos), "a capture position is no threat");
+    !find_plain_move(pos, |m| {
+        let child = pos.play(&m);
+        !white_has_capture(&child) && has_capture(&child)
+    })
 }
 
 /// [`threat_is_removed`] for the probe's search: `Some` bit mask of the moves after which
@@ -165,10 +171,9 @@ pub fn range_runs(
 ) -> RuleRuns {
     let (mut removed, mut stored) = (RangeRuns::default(), RangeRuns::default());
     let mut threats = 0;
-    let mut moves = MoveList::new();
     let mut e = ix.enumerate_from(first);
     for i in first..last {
-        let kind = classify(&e.position(), &mut moves);
+        let kind = classify(&e.position());
         e.advance();
         if kind == Kind::Capture {
             removed.push_removed();
@@ -275,6 +280,32 @@ mod tests {
             all.append(part);
         }
         all.into_runs()
+    }
+
+    #[test]
+    fn a_removed_threat_is_the_probes_removed_threat() {
+        // Every threat of slices with men, kings and crowning, each way.
+        let mut moves = MoveList::new();
+        let (mut removed, mut kept) = (0, 0);
+        for slice in ["2101.-5", "1111.56", "2200.--", "0120.6-"] {
+            let ix = SliceIndex::new(slice.parse().unwrap());
+            for i in 0..ix.count() {
+                let pos = ix.position_unchecked(i);
+                if has_capture(&pos) || !white_has_capture(&pos) {
+                    continue;
+                }
+                let probe = removed_threat_children(&pos, &mut moves).is_some();
+                assert_eq!(threat_is_removed(&pos), probe, "{slice} position {i}");
+                match probe {
+                    true => removed += 1,
+                    false => kept += 1,
+                }
+            }
+        }
+        assert!(
+            removed > 1000 && kept > 1000,
+            "{removed} removed, {kept} kept"
+        );
     }
 
     #[test]

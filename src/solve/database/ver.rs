@@ -16,7 +16,7 @@
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::decoded::DecodedSlice;
 use crate::db::probe::{Database, DbLookup, OpenSlice};
-use crate::db::removed::{Kind, removed_threat_children};
+use crate::db::removed::{Kind, threat_is_removed};
 use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::slice::index::QuietChildren;
@@ -130,13 +130,10 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 }
                 // A slice that keeps its threats stores every quiet position: no need to
                 // ask which threats the rule would remove.
-                if removes_threats && white_has_capture(&pos) {
-                    if removed_threat_children(&pos, &mut moves).is_some() {
-                        continue;
-                    }
-                } else {
-                    generate_moves(&pos, &mut moves);
+                if removes_threats && white_has_capture(&pos) && threat_is_removed(&pos) {
+                    continue;
                 }
+                generate_moves(&pos, &mut moves);
                 let derived = best_value(&mut lookup, mirror.as_mut(), &pos, moves.as_slice())?;
                 check_position(&job.slice, i, &pos, stored, derived, &mut stats)?;
             }

@@ -24,7 +24,7 @@ use super::ver::check_position;
 use super::ver_reverse::{MirrorWalk, value_beside_quiet};
 use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
 use crate::db::probe::Database;
-use crate::db::removed::{Kind, removed_threat_children};
+use crate::db::removed::{Kind, threat_is_removed};
 use crate::notation::position_fen;
 use crate::slice::Slice;
 use crate::slice::index::QuietChildren;
@@ -84,7 +84,6 @@ pub fn verify_range_exact(
     let removes_threats = file.removal.removes(Kind::Threat);
     let walk = MirrorWalk::choose(&own, &mirror, job);
     let mut moves = MoveList::new();
-    let mut threat_moves = MoveList::new();
     let mut located = Vec::with_capacity(crate::board::MAX_MOVES);
     let mut quiet = [0; crate::board::MAX_MOVES];
     let cache = larger_than_cache();
@@ -109,7 +108,7 @@ pub fn verify_range_exact(
                     && stored != exact
                     && !(removes_threats
                         && white_has_capture(&pos)
-                        && removed_threat_children(&pos, &mut threat_moves).is_some())
+                        && threat_is_removed(&pos))
                 {
                     return Err(solve_err!(
                         "ver {slice}: position {i} ({}) is stored in the database as {stored} but solved as {exact}",
