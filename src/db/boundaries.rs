@@ -14,11 +14,16 @@ use crate::value::Value;
 const SCAN: u64 = 140;
 
 /// The runs' lengths with every boundary placed for `code` (code word lengths per
-/// context and symbol): one pass from the start, each boundary chosen given the one
-/// before. A pure function of its arguments, so the file does not depend on how the build
-/// was split.
-pub fn place_boundaries(runs: &[ValueRun], code: &[[u8; SYMBOLS]; CONTEXTS]) -> Vec<(Value, u64)> {
-    let mut out: Vec<(Value, u64)> = runs.iter().map(|r| (r.value, r.len)).collect();
+/// context and symbol), into `out` (cleared first): one pass from the start, each boundary
+/// chosen given the one before. A pure function of its arguments, so the file does not
+/// depend on how the build was split.
+pub fn place_boundaries(
+    runs: &[ValueRun],
+    code: &[[u8; SYMBOLS]; CONTEXTS],
+    out: &mut Vec<(Value, u64)>,
+) {
+    out.clear();
+    out.extend(runs.iter().map(|r| (r.value, r.len)));
     // The context of run i is the value before it, and it is a hit when its value is the
     // one before that (as `format::count_symbols` counts them).
     let bits = |i: usize, len: u64| -> u32 {
@@ -68,7 +73,6 @@ pub fn place_boundaries(runs: &[ValueRun], code: &[[u8; SYMBOLS]; CONTEXTS]) -> 
         out[i].1 = left + keep;
         out[i + 1].1 = right + tail - keep;
     }
-    out
 }
 
 #[cfg(test)]
@@ -86,7 +90,8 @@ mod tests {
             ValueRun::new(Win, 2, 1),
             ValueRun::new(Loss, 9, 9 - 1),
         ];
-        let placed = place_boundaries(&runs, &code);
+        let mut placed = Vec::new();
+        place_boundaries(&runs, &code, &mut placed);
         assert_eq!(
             placed.iter().map(|r| r.1).sum::<u64>(),
             70 + 3 + 500 + 2 + 9
@@ -118,7 +123,8 @@ mod tests {
             runs.push(ValueRun::new(values[v], stored + tail, tail));
         }
         let simple: Vec<(Value, u64)> = runs.iter().map(|r| (r.value, r.len)).collect();
-        let placed = place_boundaries(&runs, &code);
+        let mut placed = Vec::new();
+        place_boundaries(&runs, &code, &mut placed);
         // Code words and extra bits, contexts and hits as `place_boundaries` counts them.
         let bits = |rs: &[(Value, u64)]| -> u64 {
             (1..rs.len())

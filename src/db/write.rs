@@ -129,23 +129,70 @@ impl Coded {
     }
 }
 
+/// How a slice's runs pack into blocks under one code: all its file's size depends on.
+/// Every candidate (code, rule) is laid out this way and only the chosen one coded: a
+/// layout skips the bit output, the sync points and the checksums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    code: usize,
+    sync_points: usize,
+    blocks: usize,
+    /// Bytes of the last block (the others are whole).
+    last_len: usize,
+}
+
+impl Layout {
+    /// The file's length ([`Coded::bytes`] of the slice coded this way).
+    fn bytes(&self) -> usize {
+        FIXED_HEADER + 4 + 8 * self.blocks + (self.blocks - 1) * BLOCK_BYTES + self.last_len
+    }
+}
+
+/// Codes `runs` (covering `count` positions) as `layout` measured them. The boundaries
+/// are placed again for the layout's code rather than kept from measuring: one more pass
+/// over the runs, where keeping them held a second copy of the runs in memory beside the
+/// candidates' (`build` is the phase with the largest memory).
+fn code_layout(layout: Layout, runs: &[ValueRun], count: u64) -> Coded {
+    let lengths = builtin_code(layout.code);
+    let mut placed = Vec::with_capacity(runs.len());
+    place_boundaries(runs, &lengths, &mut placed);
+    let packed = pack_blocks::<true>(&Encoder::new(&lengths), &placed, count, layout.sync_points);
+    let coded = Coded {
+        code: layout.code,
+        sync_points: layout.sync_points,
+        index: packed.index,
+        blocks: packed.blocks,
+    };
+    // The choice was made on the layout: the file must be the one it measured.
+    assert_eq!(
+        coded.bytes(),
+        layout.bytes(),
+        "the layout of code {}",
+        layout.code
+    );
+    coded
+}
+
 /// Codes a slice both ways (threat values removed and stored) and writes the file of the
 /// rule `THREATS_PER_BIT` picks to `path` (the caller publishes it by rename). Returns
-/// the file's length and the rule.
+/// the file's length and the rule. The stored way is only measured as a layout, and coded
+/// when chosen; the removed way is coded at once, so that its runs are not held beside the
+/// other's.
 pub fn write_best_slice(
     path: &Path,
     slice: &Slice,
     count: u64,
     runs: RuleRuns,
 ) -> Result<(u64, Removal)> {
-    let removed = code_slice(slice, count, &runs.threats_removed.into_runs());
-    let stored = runs
-        .threats_stored
-        .map(|r| code_slice(slice, count, &r.into_runs()))
-        .filter(|s| {
-            let extra_bits = 8 * s.bytes().saturating_sub(removed.bytes()) as u64;
-            extra_bits * THREATS_PER_BIT <= runs.threats
-        });
+    let removed = {
+        let r = runs.threats_removed.into_runs();
+        code_layout(best_layout(slice, count, &r), &r, count)
+    };
+    let stored = runs.threats_stored.map(|r| r.into_runs()).and_then(|r| {
+        let s = best_layout(slice, count, &r);
+        let extra = s.bytes().saturating_sub(removed.bytes());
+        (8 * extra as u64 * THREATS_PER_BIT <= runs.threats).then(|| code_layout(s, &r, count))
+    });
     let (coded, removal) = match stored {
         Some(s) => (s, Removal::Captures),
         None => (removed, Removal::CapturesAndThreats),
@@ -162,41 +209,44 @@ pub fn write_slice(
     runs: &[ValueRun],
     removal: Removal,
 ) -> Result<u64> {
-    write_coded(path, slice, count, &code_slice(slice, count, runs), removal)
+    let coded = code_layout(best_layout(slice, count, runs), runs, count);
+    write_coded(path, slice, count, &coded, removal)
 }
 
-fn code_slice(slice: &Slice, count: u64, runs: &[ValueRun]) -> Coded {
+/// The layout of whichever built-in code gives the smaller file (the first of equals); a
+/// file of one block has only the sync points its length needs.
+fn best_layout(slice: &Slice, count: u64, runs: &[ValueRun]) -> Layout {
     assert_eq!(
         runs.iter().map(|r| r.len).sum::<u64>(),
         count,
         "runs must cover {slice}"
     );
-    // Whichever code gives the smaller file; a file of one block has only the sync points
-    // its length needs.
-    let mut best: Option<Coded> = None;
+    let mut best: Option<Layout> = None;
+    // One buffer for every code: a fresh one each time faulted its pages in again.
+    let mut placed = Vec::with_capacity(runs.len());
     for code in 0..CODES {
         let lengths = builtin_code(code);
         let enc = Encoder::new(&lengths);
-        let runs = place_boundaries(runs, &lengths);
-        let code = |sync_points| {
-            let (index, blocks) = code_blocks(&enc, &runs, count, sync_points);
-            Coded {
+        place_boundaries(runs, &lengths, &mut placed);
+        let layout = |sync_points| {
+            let p = pack_blocks::<false>(&enc, &placed, count, sync_points);
+            Layout {
                 code,
                 sync_points,
-                index,
-                blocks,
+                blocks: p.index.len(),
+                last_len: p.last_len,
             }
         };
-        let mut coded = code(SYNC_POINTS);
-        if coded.blocks.len() == 1 {
-            let payload = coded.blocks[0].len() - header_bytes_for(SYNC_POINTS);
-            coded = code(payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS));
+        let mut l = layout(SYNC_POINTS);
+        if l.blocks == 1 {
+            let payload = l.last_len - header_bytes_for(SYNC_POINTS);
+            l = layout(payload.div_ceil(SEGMENT_BYTES).clamp(1, SYNC_POINTS));
         }
-        if best.as_ref().is_none_or(|b| coded.bytes() < b.bytes()) {
-            best = Some(coded);
+        if best.is_none_or(|b| l.bytes() < b.bytes()) {
+            best = Some(l);
         }
     }
-    best.expect("two candidates")
+    best.expect("a built-in code")
 }
 
 fn write_coded(
@@ -236,18 +286,27 @@ fn write_coded(
     Ok(out.len() as u64)
 }
 
-/// Packs the runs into blocks; returns each block's first position and the blocks (the
-/// last keeps only the bytes it uses).
-fn code_blocks(
+/// Blocks packed from the runs: each block's first position, the blocks (when written;
+/// the last keeps only the bytes it uses) and the last one's length.
+struct Packed {
+    index: Vec<u64>,
+    blocks: Vec<Vec<u8>>,
+    last_len: usize,
+}
+
+/// Packs the runs into blocks. Without `WRITE` only the block boundaries are found (the
+/// same loop, the bits counted rather than written).
+fn pack_blocks<const WRITE: bool>(
     enc: &Encoder,
     runs: &[(Value, u64)],
     count: u64,
     sync_points: usize,
-) -> (Vec<u64>, Vec<Vec<u8>>) {
+) -> Packed {
     let head = header_bytes_for(sync_points);
     let payload_bits = ((BLOCK_BYTES - head) * 8) as u64;
     let mut index = Vec::new();
     let mut blocks = Vec::new();
+    let mut last_len = 0;
     let (mut i, mut done_in_run, mut pos) = (0usize, 0u64, 0u64);
     while pos < count {
         let start = pos;
@@ -259,9 +318,8 @@ fn code_blocks(
             None => next_in_cycle(v0),
         };
         let (mut cur, mut prev) = (cur0, v0);
-        let mut block = vec![0u8; BLOCK_BYTES];
-        block[4] = state_byte(cur, prev);
         let mut w = BitWriter::default();
+        let mut used = 0u64;
         // Every run boundary of the block, for its sync points once its length is known.
         let mut bounds = Vec::new();
         while i < runs.len() && pos - start < MAX_BLOCK_POSITIONS {
@@ -271,11 +329,14 @@ fn code_blocks(
             let bits = enc
                 .bits(cur as usize, hit, len)
                 .expect("every symbol has a code word");
-            if w.bits() + bits as u64 > payload_bits {
+            if used + bits as u64 > payload_bits {
                 break;
             }
-            bounds.push((w.bits(), pos - start, state_byte(cur, prev)));
-            enc.put(&mut w, cur as usize, hit, len);
+            if WRITE {
+                bounds.push((used, pos - start, state_byte(cur, prev)));
+                enc.put(&mut w, cur as usize, hit, len);
+            }
+            used += bits as u64;
             prev = cur;
             cur = v;
             pos += len;
@@ -287,11 +348,19 @@ fn code_blocks(
             i += 1;
             done_in_run = 0;
         }
+        last_len = match pos == count {
+            true => head + used.div_ceil(8) as usize,
+            false => BLOCK_BYTES,
+        };
+        if !WRITE {
+            continue;
+        }
+        debug_assert_eq!(w.bits(), used);
+        let mut block = vec![0u8; BLOCK_BYTES];
+        block[4] = state_byte(cur0, v0);
         let payload = w.finish();
         block[head..head + payload.len()].copy_from_slice(&payload);
-        if pos == count {
-            block.truncate(head + payload.len());
-        }
+        block.truncate(last_len);
         let payload_bytes = block.len() - head;
         for k in 1..sync_points {
             let entry = sync_entry(k, payload_bytes, sync_points, &bounds);
@@ -301,7 +370,11 @@ fn code_blocks(
         block[0..4].copy_from_slice(&crc.to_le_bytes());
         blocks.push(block);
     }
-    (index, blocks)
+    Packed {
+        index,
+        blocks,
+        last_len,
+    }
 }
 
 #[cfg(test)]
@@ -373,5 +446,48 @@ mod tests {
         let (_, removal) = write_best_slice(&path, &slice, count as u64, old).unwrap();
         assert_eq!(removal, Removal::CapturesAndThreats);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_layout_measures_the_file_its_code_writes() {
+        // Runs of one block, of several, and of blocks cut by their position limit.
+        let mut rng = crate::rng::XorShift::new(11);
+        let values = [Value::Win, Value::Loss, Value::Draw];
+        for (n, longest) in [
+            (3, 50),
+            (400, 30),
+            (20_000, 90),
+            (40, 3 * MAX_BLOCK_POSITIONS),
+        ] {
+            let (mut runs, mut v) = (Vec::new(), 0);
+            for _ in 0..n {
+                v = (v + 1 + rng.below(2) as usize) % 3;
+                runs.push((values[v], 1 + rng.below(longest)));
+            }
+            let count = runs.iter().map(|r| r.1).sum::<u64>();
+            for code in 0..CODES {
+                let enc = Encoder::new(&builtin_code(code));
+                for sync_points in [1, 7, SYNC_POINTS] {
+                    let dry = pack_blocks::<false>(&enc, &runs, count, sync_points);
+                    let packed = pack_blocks::<true>(&enc, &runs, count, sync_points);
+                    assert_eq!(dry.index, packed.index, "{n} runs, code {code}");
+                    assert!(dry.blocks.is_empty());
+                    assert_eq!(Some(dry.last_len), packed.blocks.last().map(|b| b.len()));
+                    let layout = Layout {
+                        code,
+                        sync_points,
+                        blocks: dry.index.len(),
+                        last_len: dry.last_len,
+                    };
+                    let coded = Coded {
+                        code,
+                        sync_points,
+                        index: packed.index,
+                        blocks: packed.blocks,
+                    };
+                    assert_eq!(layout.bytes(), coded.bytes(), "{n} runs, code {code}");
+                }
+            }
+        }
     }
 }
