@@ -504,8 +504,21 @@ impl SliceIndex {
     /// Deindexing with the given way of turning ranks among free squares into squares.
     #[inline(always)]
     fn position_with(&self, index: u64, squares: impl Deposit) -> Position {
-        let (mut q, r) = self.king_div.divmod(index);
+        let (q, r) = self.king_div.divmod(index);
         let (bkrank, wkrank) = self.wk_div.divmod(r);
+        self.position_from_ranks(q, bkrank, wkrank, squares)
+    }
+
+    /// [`SliceIndex::position_with`] from the index's parts: `q` for the men, then the black
+    /// and the white kings' ranks (`position_near` has divided the index already).
+    #[inline(always)]
+    fn position_from_ranks(
+        &self,
+        mut q: u64,
+        bkrank: u64,
+        wkrank: u64,
+        squares: impl Deposit,
+    ) -> Position {
         // Black men: at each element pick the largest square whose prefix weight fits.
         let mut bm = 0u32;
         let (mut a, mut b) = (0, 0);

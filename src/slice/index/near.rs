@@ -65,7 +65,7 @@ impl SliceIndex {
         let (q, r) = self.king_div.divmod(index);
         let (bkrank, wkrank) = self.wk_div.divmod(r);
         if memo.key != (q, bkrank) {
-            let p = self.position_with(index, squares);
+            let p = self.position_from_ranks(q, bkrank, wkrank, squares);
             *memo = NearMemo {
                 key: (q, bkrank),
                 bm: p.black_men(),
