@@ -144,7 +144,11 @@ struct Layout {
 impl Layout {
     /// The file's length ([`Coded::bytes`] of the slice coded this way).
     fn bytes(&self) -> usize {
-        FIXED_HEADER + 4 + 8 * self.blocks + (self.blocks - 1) * BLOCK_BYTES + self.last_len
+        FIXED_HEADER
+            + 4
+            + 8 * self.blocks
+            + self.blocks.saturating_sub(1) * BLOCK_BYTES
+            + self.last_len
     }
 }
 
