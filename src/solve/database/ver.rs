@@ -130,7 +130,7 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 }
                 // A slice that keeps its threats stores every quiet position: no need to
                 // ask which threats the rule would remove.
-                if removes_threats && white_has_capture(&pos) && threat_is_removed(&pos) {
+                if removes_threats && threat_is_removed(&pos) {
                     continue;
                 }
                 generate_moves(&pos, &mut moves);

@@ -22,7 +22,7 @@
 use super::exact_children::{child_value, first_plain_child};
 use super::ver::check_position;
 use super::ver_reverse::{MirrorWalk, value_beside_quiet};
-use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::board::{MoveList, generate_moves, has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, threat_is_removed};
 use crate::notation::position_fen;
@@ -106,9 +106,7 @@ pub fn verify_range_exact(
                 // Captures and removed threats are not stored: their runs hold fillers.
                 if !capture
                     && stored != exact
-                    && !(removes_threats
-                        && white_has_capture(&pos)
-                        && threat_is_removed(&pos))
+                    && !(removes_threats && threat_is_removed(&pos))
                 {
                     return Err(solve_err!(
                         "ver {slice}: position {i} ({}) is stored in the database as {stored} but solved as {exact}",
