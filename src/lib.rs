@@ -30,6 +30,7 @@ pub mod http;
 pub mod inspect;
 pub mod lock;
 pub mod mail;
+pub mod mem;
 pub mod monitor;
 pub mod notation;
 pub mod procfs;

@@ -79,6 +79,7 @@ fn layers_point_down() {
     ];
     for m in [
         "clock", "files", "fault", "rng", "space", "procfs", "lock", "error", "state", "budget",
+        "mem",
     ] {
         never(m, &domain);
     }

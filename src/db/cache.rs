@@ -99,26 +99,6 @@ pub fn prefetch_line(byte: *const u8) {
     let _ = byte;
 }
 
-/// Asks Linux to back the memory reserved for `slots` with transparent huge pages (a hint
-/// only). A probe reads a random slot among tens of megabytes: in 4 KiB pages that is a
-/// TLB miss, and a page-table walk, on top of the cache miss.
-fn advise_huge_pages(slots: &Vec<Slot>) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = slots.as_ptr() as usize;
-        let end = start + slots.capacity() * std::mem::size_of::<Slot>();
-        let (from, to) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
-        if to > from {
-            // SAFETY: the range lies within the vector's allocation, and the advice changes
-            // only how the kernel backs it, never what it holds.
-            unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = slots;
-}
-
 /// Blocks keyed by `(slice number, block number)` packed into a `u64`.
 pub struct BlockCache {
     shards: Vec<Mutex<Shard>>,
@@ -136,7 +116,7 @@ impl BlockCache {
                 // slots never move and can live in huge pages.
                 let mut slots = Vec::new();
                 if slots.try_reserve_exact(per_shard).is_ok() {
-                    advise_huge_pages(&slots);
+                    crate::mem::advise_huge_pages(&slots);
                 }
                 Mutex::new(Shard {
                     slots,

@@ -154,7 +154,9 @@ pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<Vec<u8>
 /// [`read_values`] of a work file of `bits` per position.
 pub fn read_bits(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::Result<Vec<u8>> {
     let file = open_checked(path, slice, count, bits, false)?;
-    let mut data = vec![0u8; (file_len_bits(count, bits) - PAGE_BYTES as u64) as usize];
+    // Probed at random by the jobs that read it: huge pages.
+    let mut data =
+        crate::mem::huge_zeroed((file_len_bits(count, bits) - PAGE_BYTES as u64) as usize);
     file.read_exact_at(&mut data, PAGE_BYTES as u64)
         .map_err(|e| failed(FileOp::Reading, path, e))?;
     Ok(data)
@@ -346,6 +348,9 @@ impl<const BITS: u32> PageCache<BITS> {
         let base = self.pool.len();
         if base == 0 {
             (self.run_first, self.run_len) = (first, n as u64);
+            // Read at random by the job: huge pages, asked before the pages are touched.
+            self.pool.reserve_exact(n * PAGE_BYTES);
+            crate::mem::advise_huge_pages(&self.pool);
         }
         self.pool.resize(base + n * PAGE_BYTES, 0);
         self.file
