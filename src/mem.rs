@@ -44,10 +44,8 @@ mod tests {
         for line in smaps.lines() {
             let head = line.split_whitespace().next().unwrap_or("");
             if let Some((lo, hi)) = head.split_once('-')
-                && let (Ok(lo), Ok(hi)) = (
-                    usize::from_str_radix(lo, 16),
-                    usize::from_str_radix(hi, 16),
-                )
+                && let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
             {
                 inside = (lo..hi).contains(&addr);
             }
