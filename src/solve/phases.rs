@@ -58,9 +58,10 @@ struct Work {
 }
 
 impl Work {
-    /// Opens the job's work files; `preload` reads the pages it will touch in bulk (its own
-    /// range, and the whole mirror that noio, que and winmove look up at random).
-    fn open(site: &Site, job: &Job, opts: &RunOptions, preload: bool) -> Result<Work> {
+    /// Opens the job's work files and reads the pages it will touch in bulk (its own range,
+    /// and the whole mirror that noio, que and winmove look up at random), unless `queued`,
+    /// the item count of a `que` round, says the round is too short for that to pay.
+    fn open(site: &Site, job: &Job, opts: &RunOptions, queued: Option<usize>) -> Result<Work> {
         let s = job.slice;
         let m = s.mirror();
         let path = site.work_file(&s);
@@ -94,7 +95,7 @@ impl Work {
         };
         let mut own = own;
         let mut mirror = mirror;
-        if preload {
+        if queued.is_none_or(|n| preload_pays(n as u64, mirror_ix.count())) {
             own.preload(
                 job.first / PAGE_POSITIONS,
                 job.last.div_ceil(PAGE_POSITIONS),
@@ -502,8 +503,8 @@ pub(crate) fn run_scan_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<
         Phase::Que => posqueue::read_round(site, &job.slice.mirror(), job.round - 1)?,
         _ => Vec::new(),
     };
-    let preload = job.phase != Phase::Que || preload_pays(items.len() as u64, job);
-    let mut w = Work::open(site, job, opts, preload)?;
+    let queued = (job.phase == Phase::Que).then_some(items.len());
+    let mut w = Work::open(site, job, opts, queued)?;
     let mut clock = Clock::new(opts);
     if let Some(c) = saved {
         w.stats = c.stats;
@@ -537,13 +538,13 @@ pub(crate) fn run_scan_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<
 /// resolved by the later rounds, so most items touch far fewer.
 const PAGES_AN_ITEM: u64 = 4;
 
-/// Whether a `que` job of `items` queued items should read its pages in bulk: when they
-/// would touch a good part of them anyway. A page read alone costs a system call, one read
-/// in bulk a copy and the faults of its memory, and a late round of a 7-piece pair, a few
-/// hundred items, spent 40 ms of its 50 ms reading 28 MB it never looked at.
-fn preload_pays(items: u64, job: &Job) -> bool {
-    let pages = SliceIndex::new(job.slice.mirror()).count() / PAGE_POSITIONS;
-    items.saturating_mul(PAGES_AN_ITEM) >= pages
+/// Whether a `que` job of `items` queued items, on a mirror of `mirror_count` positions,
+/// should read its pages in bulk: when they would touch a good part of them anyway. A page
+/// read alone costs a system call, one read in bulk a copy and the faults of its memory, and
+/// a late round of a 7-piece pair, a few hundred items, spent 40 ms of its 50 ms reading
+/// 28 MB it never looked at.
+fn preload_pays(items: u64, mirror_count: u64) -> bool {
+    items.saturating_mul(PAGES_AN_ITEM) >= mirror_count / PAGE_POSITIONS
 }
 
 /// Walks the job's own positions in index order from `start`. Returns the index it stopped
