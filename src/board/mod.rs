@@ -14,7 +14,7 @@ mod unmove;
 
 pub use movegen::{
     MAX_MOVES, Move, MoveList, find_plain_move, generate_move_paths, generate_moves, has_capture,
-    has_moves, white_has_capture,
+    has_moves, plain_move, white_has_capture,
 };
 pub use unmove::{for_each_unmove, for_each_unmove_of};
 

@@ -275,6 +275,30 @@ pub fn find_plain_move(pos: &Position, mut f: impl FnMut(Move) -> bool) -> bool 
     find_in_targets(backward, &FROM_BACKWARD, u32::MAX, &mut f)
 }
 
+/// Black's plain move from `from` to `to` in `pos`, when there is one: a piece of Black's on
+/// `from`, `to` empty and next to it in a direction that piece moves (forward only for a man,
+/// which is crowned on rank 7). Whether `pos` has a capture, which would forbid it, is the
+/// caller's to know. `ver` tries the move that won the position before it this way, before
+/// generating any (neighbouring positions of a slice are mostly won by the same move).
+#[inline]
+pub fn plain_move(pos: &Position, from: u8, to: u8) -> Option<Move> {
+    let (f, t) = (1u32 << from, 1u32 << to);
+    if pos.black & f == 0 || pos.empty() & t == 0 {
+        return None;
+    }
+    let king = pos.kings & f != 0;
+    let reach = match king {
+        true => ADJACENT[from as usize],
+        false => step(f, 0) | step(f, 1),
+    };
+    (reach & t != 0).then_some(Move {
+        from,
+        to,
+        captures: 0,
+        crowns: to >= 28 && !king,
+    })
+}
+
 /// `FROM_FORWARD[32 * k + to]`: the square a piece moving in direction `k` (0 or 1) to `to`
 /// came from; `FROM_BACKWARD` the same for directions 2 and 3.
 const fn build_from(first_dir: usize) -> [u8; 64] {
@@ -438,6 +462,38 @@ mod tests {
             seen[want as usize] += 1;
         }
         assert!(seen[0] > 5_000 && seen[1] > 5_000, "{seen:?}");
+    }
+
+    #[test]
+    fn plain_move_is_a_move_find_plain_move_hands_out_and_nothing_else() {
+        let mut rng = crate::rng::XorShift::new(0x5EED);
+        let (mut found, mut refused) = (0u64, 0u64);
+        for _ in 0..20_000 {
+            let black = (rng.next() & rng.next()) as u32;
+            let white = (rng.next() & rng.next()) as u32 & !black;
+            let kings = rng.next() as u32 & (black | white);
+            let pos = Position {
+                black,
+                white,
+                kings,
+            };
+            let mut want = Vec::new();
+            find_plain_move(&pos, |m| {
+                want.push(m);
+                false
+            });
+            for from in 0..32u8 {
+                for to in 0..32u8 {
+                    let expected = want.iter().find(|m| m.from == from && m.to == to).copied();
+                    assert_eq!(plain_move(&pos, from, to), expected, "{pos:?} {from}-{to}");
+                    match expected {
+                        Some(_) => found += 1,
+                        None => refused += 1,
+                    }
+                }
+            }
+        }
+        assert!(found > 50_000 && refused > 50_000, "{found} {refused}");
     }
 
     #[test]

@@ -10,14 +10,14 @@ use crate::solve::{Result, Value};
 use crate::{Move, Position};
 
 /// The value of the first plain child of `pos` (which has no capture), in move order, for
-/// which `stop` says so; `None` when no child stops it.
+/// which `stop` says so, and the move to it; `None` when no child stops it.
 #[inline(always)]
 pub(super) fn first_plain_child(
     lower: &mut impl SolvedValues,
     mirror: &SolvedSlice,
     pos: &Position,
     stop: impl Fn(Value) -> bool,
-) -> Result<Option<Value>> {
+) -> Result<Option<(Value, Move)>> {
     let mut children = QuietChildren::default();
     let mut failed = None;
     let mut last = None;
@@ -25,7 +25,7 @@ pub(super) fn first_plain_child(
         let child = pos.successor(&m);
         match child_value(lower, mirror, &mut children, pos, &m, &child) {
             Ok(v) => {
-                last = stop(v).then_some(v);
+                last = stop(v).then_some((v, m));
                 last.is_some()
             }
             Err(e) => {

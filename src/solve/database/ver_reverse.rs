@@ -146,7 +146,7 @@ pub(super) fn value_beside_quiet(
 ) -> Result<Option<Value>> {
     let mut best = Value::Loss;
     if exact == Value::Draw {
-        match first_plain_child(lower, mirror, pos, |v| v != Value::Win)? {
+        match first_plain_child(lower, mirror, pos, |v| v != Value::Win)?.map(|(v, _)| v) {
             Some(Value::Draw) => best = Value::Draw,
             Some(Value::Loss) => return Ok(Some(Value::Win)),
             Some(_) => return Ok(None),
