@@ -243,6 +243,52 @@ fn ver_finds_a_loss_or_a_draw_stored_as_a_win() {
     }
 }
 
+/// A lost or drawn stored position made a win right after a won one whose every losing move
+/// is a move here too: both ways try the move that won the position before first (whichever
+/// of those it was), find its child not lost, and then read the moves in order; the full
+/// reading names the position.
+#[test]
+fn ver_finds_a_win_that_the_move_winning_the_position_before_does_not_make() {
+    let slice: Slice = "1111.23".parse().unwrap();
+    let ix = SliceIndex::new(slice);
+    let site = Site::new(base4());
+    let solved = SolvedSlice::load(&site, slice).unwrap();
+    let mut values = SolvedWorkFiles::new(SolvedStore::new(&site, 1 << 30));
+    let mut moves = MoveList::new();
+    let stored = |i: u64| classify(&ix.position_unchecked(i)) == Kind::Stored;
+    let mut found = [None, None];
+    for j in 1..ix.count() {
+        let was = solved.get(j);
+        let k = match was {
+            Value::Loss => 0,
+            Value::Draw => 1,
+            _ => continue,
+        };
+        if found[k].is_some() || !stored(j) || solved.get(j - 1) != Value::Win || !stored(j - 1) {
+            continue;
+        }
+        let (before, here) = (ix.position_unchecked(j - 1), ix.position_unchecked(j));
+        generate_moves(&before, &mut moves);
+        let losing: Vec<Move> = moves
+            .iter()
+            .filter(|m| values.value(&before.successor(m)).unwrap() == Value::Loss)
+            .copied()
+            .collect();
+        generate_moves(&here, &mut moves);
+        if losing.iter().all(|m| moves.iter().any(|h| h == m)) {
+            found[k] = Some((j, was));
+        }
+    }
+    for (j, was) in found.map(|f| f.expect("a lost and a drawn position after a won one")) {
+        let d = copy_of_base(&format!("witness-{was}"));
+        rebuild_with_value(&d, slice, j, Value::Win);
+        let fen = position_fen(&ix.position_unchecked(j));
+        let (exact, from_db) = ver_both_ways(&d, slice);
+        assert_names(&exact, &fen, "stored as win", "exact");
+        assert_names(&from_db, &fen, "stored as win", "from the database");
+    }
+}
+
 /// A database value that differs from the solver's (the file built from a wrong value, the
 /// solved file right): the exact check names it by what each holds; the database alone
 /// finds it against its moves.

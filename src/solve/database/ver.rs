@@ -13,7 +13,7 @@
 //! whole job: at 7 pieces each is the successor of two or three positions of a range, more
 //! than the probe's cache-sized capture memo keeps.
 
-use crate::board::{MoveList, generate_moves, has_capture, white_has_capture};
+use crate::board::{MoveList, generate_moves, has_capture, plain_move, white_has_capture};
 use crate::db::decoded::DecodedSlice;
 use crate::db::probe::{Database, DbLookup, OpenSlice};
 use crate::db::removed::{Kind, threat_is_removed};
@@ -113,6 +113,9 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
     let mut e = s.index.enumerate_from(job.first);
     let mut stats = PhaseStats::default();
     let removes_threats = s.file.removal.removes(Kind::Threat);
+    // The move to the last won position's losing child, tried first on the next (as
+    // `ver_exact` does).
+    let mut witness: Option<Move> = None;
     // In chunks, so that a stop request is seen within a fraction of a second.
     let mut at = job.first;
     while at < job.last {
@@ -133,8 +136,32 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 if removes_threats && threat_is_removed(&pos) {
                     continue;
                 }
+                // Stored positions have no capture: every move is a plain move.
+                if stored == Value::Win
+                    && let Some(w) = witness
+                    && let Some(m) = plain_move(&pos, w.from, w.to)
+                {
+                    let child = pos.successor(&m);
+                    let mut children = QuietChildren::default();
+                    let v = successor_value(
+                        &mut lookup,
+                        mirror.as_mut(),
+                        &mut children,
+                        &pos,
+                        &m,
+                        &child,
+                    )?;
+                    if v == Value::Loss {
+                        check_position(&job.slice, i, &pos, stored, Value::Win, &mut stats)?;
+                        continue;
+                    }
+                }
                 generate_moves(&pos, &mut moves);
-                let derived = best_value(&mut lookup, mirror.as_mut(), &pos, moves.as_slice())?;
+                let (derived, by) =
+                    best_value(&mut lookup, mirror.as_mut(), &pos, moves.as_slice())?;
+                if by.is_some() {
+                    witness = by;
+                }
                 check_position(&job.slice, i, &pos, stored, derived, &mut stats)?;
             }
             Ok::<_, crate::solve::SolveError>(())
@@ -180,25 +207,26 @@ fn wrong_value(
     )
 }
 
-/// The best value among `moves` of `pos` (a loss without moves), stopping at the first win.
+/// The best value among `moves` of `pos` (a loss without moves), stopping at the first win,
+/// and for a win the move to the lost child.
 #[inline]
 fn best_value(
     lookup: &mut DbLookup,
     mut mirror: Option<&mut Mirror>,
     pos: &Position,
     moves: &[Move],
-) -> Result<Value> {
+) -> Result<(Value, Option<Move>)> {
     let mut best = Value::Loss;
     let mut children = QuietChildren::default();
     for m in moves {
         let child = pos.successor(m);
         match successor_value(lookup, mirror.as_deref_mut(), &mut children, pos, m, &child)? {
-            Value::Loss => return Ok(Value::Win),
+            Value::Loss => return Ok((Value::Win, Some(*m))),
             Value::Draw => best = Value::Draw,
             _ => {}
         }
     }
-    Ok(best)
+    Ok((best, None))
 }
 
 /// Whether a slice stores the value of its position `p` (no capture for its side to move,
