@@ -420,20 +420,25 @@ fn extend_capture<const MERGE: bool>(
 mod tests {
     use super::*;
 
+    /// A random board with about a quarter of the squares black and a quarter white, a
+    /// random half of the pieces kings: captures and plain moves both occur often.
+    fn sparse_board(rng: &mut crate::rng::XorShift) -> Position {
+        let black = (rng.next() & rng.next()) as u32;
+        let white = (rng.next() & rng.next()) as u32 & !black;
+        let kings = rng.next() as u32 & (black | white);
+        Position {
+            black,
+            white,
+            kings,
+        }
+    }
+
     #[test]
     fn white_captures_are_blacks_on_the_reversed_board() {
         let mut rng = crate::rng::XorShift::new(0xC0FFEE);
         let mut seen = [0; 2];
         for _ in 0..200_000 {
-            // Sparse random boards, so that both answers occur often.
-            let black = (rng.next() & rng.next()) as u32;
-            let white = (rng.next() & rng.next()) as u32 & !black;
-            let kings = rng.next() as u32 & (black | white);
-            let pos = Position {
-                black,
-                white,
-                kings,
-            };
+            let pos = sparse_board(&mut rng);
             let want = has_capture(&pos.reversed());
             assert_eq!(white_has_capture(&pos), want, "{pos:?}");
             seen[want as usize] += 1;
@@ -469,14 +474,7 @@ mod tests {
         let mut rng = crate::rng::XorShift::new(0x5EED);
         let (mut found, mut refused) = (0u64, 0u64);
         for _ in 0..20_000 {
-            let black = (rng.next() & rng.next()) as u32;
-            let white = (rng.next() & rng.next()) as u32 & !black;
-            let kings = rng.next() as u32 & (black | white);
-            let pos = Position {
-                black,
-                white,
-                kings,
-            };
+            let pos = sparse_board(&mut rng);
             let mut want = Vec::new();
             find_plain_move(&pos, |m| {
                 want.push(m);

@@ -243,8 +243,9 @@ fn best_value_located(
 /// here (positions next to each other in a slice differ by one piece, and are mostly won
 /// by the same move: it settles 85 % of the won positions without a capture in `ver
 /// 3310.4- 0 9797632`, 8 % fewer instructions for the job), then the moves in order,
-/// stopping at the first lost child, which becomes the witness. Which lost child proves the win does not matter. False also when a child's
-/// value is unknown; the caller's full reading then names it.
+/// stopping at the first lost child, which becomes the witness. Which lost child proves the
+/// win does not matter. False also when a child's value is unknown; the caller's full
+/// reading then names it.
 #[inline]
 fn plain_child_lost(
     lower: &mut impl SolvedValues,
