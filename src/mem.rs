@@ -4,9 +4,9 @@
 //! (`madvise` mode) gives huge pages only to memory that asks for them.
 
 /// Asks Linux to back `v`'s allocation (its capacity, not only its length) with transparent
-/// huge pages, in the 2 MiB-aligned part of it. A hint only: nothing changes in what the memory holds. Call it
-/// before the memory is first written, since pages already touched stay small until the
-/// kernel's background collapse.
+/// huge pages, in the 2 MiB-aligned part of it. A hint only: nothing changes in what the
+/// memory holds. Call it before the memory is first written, since pages already touched
+/// stay small until the kernel's background collapse.
 pub fn advise_huge_pages<T>(v: &Vec<T>) {
     #[cfg(target_os = "linux")]
     {
