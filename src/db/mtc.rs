@@ -334,13 +334,17 @@ impl MtcFile {
 /// A slice's distances held in memory, for walks that look up many positions of one slice
 /// (`mtcver` reads the mirror's distances of every king move), where decoding a block from
 /// its start each time would cost a thousand runs a lookup. Held as runs (first position
-/// and symbol, 9 bytes a run, read by binary search) or, once that would take more memory
-/// than a byte a position, as that byte: the slices with many runs are the king endings,
-/// where a binary search over tens of millions of runs costs a cache miss a level (a
-/// byte a position made `mtcver` of `3400.--` 4 times faster; docs/PERFORMANCE.md).
+/// and symbol, 9 bytes a run) or, once that would take more memory than a byte a position,
+/// as that byte: the slices with many runs are the king endings (a byte a position made
+/// `mtcver` of `3400.--` 4 times faster; docs/PERFORMANCE.md). A lookup in the runs starts
+/// from the run holding the first position of its group of [`GROUP_POSITIONS`] and
+/// searches only the runs of that group: a binary search over all of a 7-piece slice's
+/// millions of runs cost a cache miss a level, 80 % of `mtcver`.
 pub struct MtcRuns {
     starts: Vec<u64>,
     symbols: Vec<u8>,
+    /// The run holding the first position of every group of [`GROUP_POSITIONS`].
+    groups: Vec<u32>,
     /// A symbol a position, when the runs would be larger.
     flat: Option<Vec<u8>>,
     threshold: u32,
@@ -349,13 +353,26 @@ pub struct MtcRuns {
 /// Bytes a run takes in [`MtcRuns`].
 const RUN_BYTES: u64 = 9;
 
+/// Positions a group of [`MtcRuns`] (their runs fit a few cache lines: runs are at least
+/// 9 positions long on average, or the slice is held a byte a position).
+pub const GROUP_POSITIONS: u64 = 512;
+
 impl MtcRuns {
     /// The stored distance of position `i`.
     #[inline]
     pub fn get(&self, i: u64) -> Stored {
         let symbol = match &self.flat {
             Some(flat) => flat[i as usize],
-            None => self.symbols[self.starts.partition_point(|&s| s <= i) - 1],
+            None => {
+                let g = (i / GROUP_POSITIONS) as usize;
+                let first = self.groups[g] as usize;
+                let end = self
+                    .groups
+                    .get(g + 1)
+                    .map_or(self.starts.len(), |&r| r as usize + 1);
+                // The group's first run starts at or before `i`.
+                self.symbols[first + self.starts[first..end].partition_point(|&s| s <= i) - 1]
+            }
         };
         stored_of(symbol, self.threshold)
     }
@@ -363,7 +380,30 @@ impl MtcRuns {
     pub fn memory_bytes(&self) -> usize {
         self.starts.capacity() * 8
             + self.symbols.capacity()
+            + self.groups.capacity() * 4
             + self.flat.as_ref().map_or(0, |f| f.capacity())
+    }
+
+    /// Finds the run holding each group's first position, once the runs of the slice's
+    /// `count` positions are all pushed.
+    fn index_groups(&mut self, count: u64) {
+        if self.flat.is_some() {
+            return;
+        }
+        let mut run = 0;
+        self.groups = (0..count.div_ceil(GROUP_POSITIONS))
+            .map(|g| {
+                while self
+                    .starts
+                    .get(run + 1)
+                    .is_some_and(|&s| s <= g * GROUP_POSITIONS)
+                {
+                    run += 1;
+                }
+                // Fewer runs than count / RUN_BYTES, or the slice is held flat.
+                run as u32
+            })
+            .collect();
     }
 
     /// Adds the run of `symbol` over `[first, end)`, going over to a byte a position once
@@ -394,6 +434,7 @@ impl MtcFile {
         let mut runs = MtcRuns {
             starts: Vec::new(),
             symbols: Vec::new(),
+            groups: Vec::new(),
             flat: None,
             threshold: self.threshold,
         };
@@ -407,6 +448,7 @@ impl MtcFile {
         })?;
         runs.starts.shrink_to_fit();
         runs.symbols.shrink_to_fit();
+        runs.index_groups(self.count);
         Ok(runs)
     }
 }
@@ -469,7 +511,10 @@ mod tests {
     }
 
     fn check(bytes: &[u8]) -> MtcFile {
-        let s = slice();
+        check_on(slice(), bytes)
+    }
+
+    fn check_on(s: Slice, bytes: &[u8]) -> MtcFile {
         let coded = code_mtc(&s, bytes.iter().copied()).unwrap();
         let file = MtcFile::from_bytes(Path::new("t.mtc"), &s, coded).unwrap();
         for (i, &b) in bytes.iter().enumerate() {
@@ -499,9 +544,13 @@ mod tests {
             n_runs * RUN_BYTES > s.count(),
             "{n_runs} runs"
         );
+        let groups = match runs.flat {
+            Some(_) => 0,
+            None => s.count().div_ceil(GROUP_POSITIONS) * 4,
+        };
         assert_eq!(
             runs.memory_bytes() as u64,
-            (n_runs * RUN_BYTES).min(s.count())
+            (n_runs * RUN_BYTES).min(s.count()) + groups
         );
         let mut n = 0;
         file.for_each_run::<DbError>(0, s.count(), |_, first, end| {
@@ -544,6 +593,43 @@ mod tests {
             };
             assert_eq!(file.get(i).unwrap(), want);
             assert_eq!(runs.get(i), want);
+        }
+    }
+
+    #[test]
+    fn runs_are_found_across_many_groups() {
+        // Runs of 1 to 300 positions (long enough to be held as runs), so that groups
+        // begin inside runs, at their starts, and hold one run or dozens.
+        let s: Slice = "2200.--".parse().unwrap();
+        let n = s.count();
+        let mut bytes = Vec::with_capacity(n as usize);
+        let mut x = 12345u64;
+        while (bytes.len() as u64) < n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = match x >> 60 {
+                0..=3 => 1 + (x >> 20) % 4,
+                _ => 1 + (x >> 20) % 300,
+            };
+            // Exact distances (at least the threshold), so that neighbouring runs differ.
+            let b = 1 + THRESHOLD as u8 + ((x >> 8) % 40) as u8;
+            bytes.extend(std::iter::repeat_n(b, len as usize));
+        }
+        bytes.truncate(n as usize);
+        let file = check_on(s, &bytes);
+        let runs = file.runs().unwrap();
+        assert!(runs.flat.is_none());
+        assert!(
+            runs.starts.len() as u64 > 4 * n / GROUP_POSITIONS,
+            "{} runs",
+            runs.starts.len()
+        );
+        // Each group's first and last position, where a wrong group boundary shows.
+        for g in 0..n.div_ceil(GROUP_POSITIONS) {
+            for i in [g * GROUP_POSITIONS, ((g + 1) * GROUP_POSITIONS).min(n) - 1] {
+                assert_eq!(runs.get(i), file.get(i).unwrap(), "position {i}");
+            }
         }
     }
 

@@ -196,6 +196,18 @@ pub struct PageCache<const BITS: u32 = VALUE_BITS> {
 }
 
 impl<const BITS: u32> PageCache<BITS> {
+    /// Starts fetching position `index`'s bits from memory when its page is one of the
+    /// first preload's (a preloaded mirror read at random); otherwise nothing.
+    #[inline(always)]
+    pub fn prefetch(&self, index: u64) {
+        let in_run = (index / Self::PER_PAGE).wrapping_sub(self.run_first);
+        if in_run < self.run_len {
+            let bit = index % Self::PER_PAGE * BITS as u64;
+            let at = in_run as usize * PAGE_BYTES + (bit / 8) as usize;
+            crate::db::cache::prefetch_line(self.pool.as_ptr().wrapping_add(at));
+        }
+    }
+
     /// Positions per page.
     pub const PER_PAGE: u64 = page_positions(BITS);
 
@@ -485,17 +497,6 @@ impl PageCache<MTC_BITS> {
 }
 
 impl PageCache<VALUE_BITS> {
-    /// Starts fetching position `index`'s value from memory when its page is one of the
-    /// first preload's (a preloaded mirror read at random); otherwise nothing.
-    #[inline(always)]
-    pub fn prefetch(&self, index: u64) {
-        let in_run = (index / PAGE_POSITIONS).wrapping_sub(self.run_first);
-        if in_run < self.run_len {
-            let at = in_run as usize * PAGE_BYTES + (index % PAGE_POSITIONS / 4) as usize;
-            crate::db::cache::prefetch_line(self.pool.as_ptr().wrapping_add(at));
-        }
-    }
-
     /// The value of position `index`.
     #[inline(always)]
     pub fn get(&mut self, index: u64) -> io::Result<Value> {

@@ -32,6 +32,8 @@ struct Work {
     solved: SolvedWorkFiles,
     queue: QueueWriter,
     moves: MoveList,
+    /// The mirror indexes of a position's king moves' children.
+    king_children: [u64; crate::board::MAX_MOVES],
     stats: PhaseStats,
     durable: bool,
     /// Resumed from a checkpoint (the fault point `mtc.checkpoint` is a fresh job's).
@@ -105,6 +107,7 @@ impl Work {
             solved: SolvedWorkFiles::new(store),
             queue: QueueWriter::new(&site.queue_file(&s, job.round, job.first)),
             moves: MoveList::new(),
+            king_children: [0; crate::board::MAX_MOVES],
             stats: PhaseStats::default(),
             durable: opts.durable,
             resumed: false,
@@ -216,17 +219,47 @@ impl Work {
     ) -> Result<bool> {
         generate_moves(pos, &mut self.moves);
         let mut children = QuietChildren::default();
+        // The indexes first, each byte asked of memory as soon as it is known, then the
+        // reads: the mirror is read at random and is larger than the cache at 7 pieces, so
+        // the misses overlap instead of following each other.
+        let mut n = 0;
         for k in 0..self.moves.len() {
             let m = self.moves.as_slice()[k];
             if converts(pos, &m) {
                 continue;
             }
             let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            if hit(self, i)? {
+            self.mirror_cache().prefetch(i);
+            self.king_children[n] = i;
+            n += 1;
+        }
+        for k in 0..n {
+            if hit(self, self.king_children[k])? {
                 return Ok(true);
             }
         }
         Ok(false)
+    }
+
+    /// The mirror's distances (this slice's when it is its own mirror).
+    #[inline(always)]
+    fn mirror_cache(&self) -> &MtcCache {
+        self.mirror.as_ref().unwrap_or(&self.own)
+    }
+
+    /// Reads the whole mirror at once, into huge pages, for a round that reads it widely:
+    /// one that scans, or whose `input` entries are at least as many as the mirror's pages
+    /// (each entry's predecessors read a few dozen bytes of it at random). Its lookups then
+    /// miss the TLB far less, and their bytes can be asked of memory ahead (a 7-piece
+    /// mirror is 50-180 MB). The short rounds of a long pair's tail, which touch a few
+    /// pages, read only those.
+    fn preload_mirror(&mut self, scans: bool, input: u64) -> Result<()> {
+        let pages = self.mirror_ix.count().div_ceil(MtcCache::PER_PAGE);
+        if self.job.round > 1 && (scans || input >= pages) {
+            let cache = self.mirror.as_mut().unwrap_or(&mut self.own);
+            cache.preload(0, pages)?;
+        }
+        Ok(())
     }
 
     /// The mirror's distance byte of position `i` (this slice's when it is its own mirror).
@@ -336,7 +369,9 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
         1 => 0,
         r => posqueue::round_entries(site, &job.slice.mirror(), r - 1)?,
     };
-    let end = if mtc_scans(job.round, input, job.slice.count()) {
+    let scans = mtc_scans(job.round, input, job.slice.count());
+    w.preload_mirror(scans, input)?;
+    let end = if scans {
         let start = resume.unwrap_or(job.first);
         check_resume(job, start, job.first, job.last)?;
         scan(site, &mut w, &mut clock, start)?
