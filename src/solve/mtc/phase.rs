@@ -247,6 +247,12 @@ impl Work {
         self.mirror.as_ref().unwrap_or(&self.own)
     }
 
+    /// [`Work::mirror_cache`], to read pages into.
+    #[inline(always)]
+    fn mirror_cache_mut(&mut self) -> &mut MtcCache {
+        self.mirror.as_mut().unwrap_or(&mut self.own)
+    }
+
     /// Reads the whole mirror at once, into huge pages, for a round that reads it widely:
     /// one that scans, or whose `input` entries are at least as many as the mirror's pages
     /// (each entry's predecessors read a few dozen bytes of it at random). Its lookups then
@@ -256,18 +262,14 @@ impl Work {
     fn preload_mirror(&mut self, scans: bool, input: u64) -> Result<()> {
         let pages = self.mirror_ix.count().div_ceil(MtcCache::PER_PAGE);
         if self.job.round > 1 && (scans || input >= pages) {
-            let cache = self.mirror.as_mut().unwrap_or(&mut self.own);
-            cache.preload(0, pages)?;
+            self.mirror_cache_mut().preload(0, pages)?;
         }
         Ok(())
     }
 
     /// The mirror's distance byte of position `i` (this slice's when it is its own mirror).
     fn mirror_byte(&mut self, i: u64) -> Result<u8> {
-        Ok(match &mut self.mirror {
-            Some(c) => c.get_byte(i)?,
-            None => self.own.get_byte(i)?,
-        })
+        Ok(self.mirror_cache_mut().get_byte(i)?)
     }
 
     /// Round `r` for the mirror's position `child_index` (valued `r - 1`): its king-move
