@@ -49,8 +49,10 @@ impl DiskNeeds {
         // Pending for an unsolved pair whenever the site builds distances.
         if super::stage::mtc_pending(site, slices) {
             for s in slices {
+                // The distances and the watched moves, a byte a position each.
                 let len = file_len_bits(s.count(), MTC_BITS);
                 self.work += space::still_to_allocate(&site.mtc_work_file(s), len);
+                self.work += space::still_to_allocate(&site.mtc_watch_file(s), len);
             }
             self.largest_unsolved = self.largest_unsolved.max(count);
         }

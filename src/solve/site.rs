@@ -59,6 +59,12 @@ impl Site {
         self.root.join("work").join(format!("{s}.mtc"))
     }
 
+    /// Work file of a slice's watched king moves while its moves to conversion are computed
+    /// (a byte a position; `solve::mtc::phase`).
+    pub fn mtc_watch_file(&self, s: &Slice) -> PathBuf {
+        self.root.join("work").join(format!("{s}.mtw"))
+    }
+
     /// A finished slice's moves to conversion.
     pub fn mtc_solved_file(&self, s: &Slice) -> PathBuf {
         self.root.join("solved").join(format!("{s}.mtc"))

@@ -196,16 +196,23 @@ pub struct PageCache<const BITS: u32 = VALUE_BITS> {
 }
 
 impl<const BITS: u32> PageCache<BITS> {
-    /// Starts fetching position `index`'s bits from memory when its page is one of the
-    /// first preload's (a preloaded mirror read at random); otherwise nothing.
+    /// Starts fetching position `index`'s bits from memory when its page is in the cache
+    /// (a preloaded mirror read at random, or a range read in sorted order); otherwise
+    /// nothing: a miss is read when the position is.
     #[inline(always)]
     pub fn prefetch(&self, index: u64) {
-        let in_run = (index / Self::PER_PAGE).wrapping_sub(self.run_first);
-        if in_run < self.run_len {
-            let bit = index % Self::PER_PAGE * BITS as u64;
-            let at = in_run as usize * PAGE_BYTES + (bit / 8) as usize;
-            crate::db::cache::prefetch_line(self.pool.as_ptr().wrapping_add(at));
-        }
+        let page = index / Self::PER_PAGE;
+        let in_run = page.wrapping_sub(self.run_first);
+        let slot = match in_run < self.run_len {
+            true => in_run as usize,
+            false => match self.table.get(page as usize) {
+                Some(&s) if s != NO_SLOT => s as usize,
+                _ => return,
+            },
+        };
+        let bit = index % Self::PER_PAGE * BITS as u64;
+        let at = slot * PAGE_BYTES + (bit / 8) as usize;
+        crate::db::cache::prefetch_line(self.pool.as_ptr().wrapping_add(at));
     }
 
     /// Positions per page.

@@ -17,10 +17,16 @@ use std::sync::Arc;
 
 type MtcCache = PageCache<MTC_BITS>;
 
+// A watched move is a byte: 1 + its place in the move list.
+const _: () = assert!(crate::board::MAX_MOVES < 256);
+
 /// What an `mtc` job works with.
 struct Work {
     job: Job,
     own: MtcCache,
+    /// The watched king move of each lost position of the range not yet valued
+    /// (`work/<slice>.mtw`; [`Work::lost_settles`]).
+    watch: MtcCache,
     own_ix: SliceIndex,
     /// The mirror's distances, read only; `None` when the slice is its own mirror.
     mirror: Option<MtcCache>,
@@ -34,6 +40,8 @@ struct Work {
     moves: MoveList,
     /// The mirror indexes of a position's king moves' children.
     king_children: [u64; crate::board::MAX_MOVES],
+    /// Their places in the move list.
+    king_moves: [u8; crate::board::MAX_MOVES],
     stats: PhaseStats,
     durable: bool,
     /// Resumed from a checkpoint (the fault point `mtc.checkpoint` is a fresh job's).
@@ -53,13 +61,16 @@ impl Work {
             }
         }
         let path = site.mtc_work_file(&s);
-        if job.round == 1 {
-            crate::solve::store::ensure_file(site, &path, &s, MTC_BITS, opts.durable)?;
-        } else if !path.exists() {
-            return Err(solve_err!(
-                "job {job}: work file {} does not exist (round 1 creates it)",
-                path.display()
-            ));
+        let watch_path = site.mtc_watch_file(&s);
+        for path in [&path, &watch_path] {
+            if job.round == 1 {
+                crate::solve::store::ensure_file(site, path, &s, MTC_BITS, opts.durable)?;
+            } else if !path.exists() {
+                return Err(solve_err!(
+                    "job {job}: work file {} does not exist (round 1 creates it)",
+                    path.display()
+                ));
+            }
         }
         let own_ix = SliceIndex::new(s);
         let mirror_ix = SliceIndex::new(m);
@@ -78,6 +89,14 @@ impl Work {
         let mut own =
             MtcCache::open_write(&path, &s, own_ix.count(), own_buffers, job.first..job.last)?;
         own.reserve_writable(&format!("job {job}"))?;
+        let watch = MtcCache::open_write(
+            &watch_path,
+            &s,
+            own_ix.count(),
+            own_buffers,
+            job.first..job.last,
+        )?;
+        watch.reserve_writable(&format!("job {job}"))?;
         // Round 1 writes its whole range in order; later rounds touch the pages their
         // predecessors are on, read when needed (most rounds are short).
         if job.round == 1 {
@@ -99,6 +118,7 @@ impl Work {
         Ok(Work {
             job: *job,
             own,
+            watch,
             own_ix,
             mirror,
             mirror_ix,
@@ -108,6 +128,7 @@ impl Work {
             queue: QueueWriter::new(&site.queue_file(&s, job.round, job.first)),
             moves: MoveList::new(),
             king_children: [0; crate::board::MAX_MOVES],
+            king_moves: [0; crate::board::MAX_MOVES],
             stats: PhaseStats::default(),
             durable: opts.durable,
             resumed: false,
@@ -195,7 +216,7 @@ impl Work {
         self.stats.looked += 1;
         let value = self.own_wld.get(index);
         if value == Value::Loss {
-            if self.all_replies_below(pos, round)? {
+            if self.lost_settles(index, pos, None)? {
                 self.resolve(index, Value::Loss, round, true)?;
             }
             return Ok(());
@@ -253,16 +274,29 @@ impl Work {
         self.mirror.as_mut().unwrap_or(&mut self.own)
     }
 
-    /// Reads the whole mirror at once, into huge pages, for a round that reads it widely:
-    /// one that scans, or whose `input` entries are at least as many as the mirror's pages
-    /// (each entry's predecessors read a few dozen bytes of it at random). Its lookups then
-    /// miss the TLB far less, and their bytes can be asked of memory ahead (a 7-piece
-    /// mirror is 50-180 MB). The short rounds of a long pair's tail, which touch a few
-    /// pages, read only those.
-    fn preload_mirror(&mut self, scans: bool, input: u64) -> Result<()> {
+    /// Reads at once, rather than a page at a time, what a round from 2 reads widely:
+    /// - the whole mirror, into huge pages, when the round scans or its `input` entries are
+    ///   at least as many as the mirror's pages (each entry's predecessors read a few dozen
+    ///   bytes of it at random). Its lookups then miss the TLB far less, and their bytes can
+    ///   be asked of memory ahead (a 7-piece mirror is 50-180 MB);
+    /// - the range's distances and watched moves, when the round scans or its input has an
+    ///   entry for each of the range's pages (an entry brings back about ten predecessors):
+    ///   one `pread` each instead of one a page, most of a short round's system time.
+    ///
+    /// The short rounds of a long pair's tail, which touch a few pages, read only those.
+    fn preload(&mut self, scans: bool, input: u64) -> Result<()> {
+        if self.job.round == 1 {
+            return Ok(());
+        }
         let pages = self.mirror_ix.count().div_ceil(MtcCache::PER_PAGE);
-        if self.job.round > 1 && (scans || input >= pages) {
+        if scans || input >= pages {
             self.mirror_cache_mut().preload(0, pages)?;
+        }
+        let first = self.job.first / MtcCache::PER_PAGE;
+        let last = self.job.last.div_ceil(MtcCache::PER_PAGE);
+        if scans || input >= last - first {
+            self.own.preload(first, last)?;
+            self.watch.preload(first, last)?;
         }
         Ok(())
     }
@@ -272,48 +306,100 @@ impl Work {
         Ok(self.mirror_cache_mut().get_byte(i)?)
     }
 
-    /// Round `r` for the mirror's position `child_index` (valued `r - 1`): its king-move
-    /// predecessors in this job's range.
-    fn predecessors_of(&mut self, child_index: u64, preds: &mut Vec<u64>) -> Result<()> {
+    /// Round `r` for position `i` of the range, a king-move predecessor of the mirror's
+    /// position `child_index` (valued `r - 1`; `child_lost` when it is lost).
+    fn predecessor(&mut self, i: u64, child_index: u64, child_lost: bool) -> Result<()> {
+        if self.own.get_byte(i)? != 0 {
+            return Ok(());
+        }
         let round = self.job.round;
-        let child = self.mirror_ix.position_unchecked(child_index);
-        let child_lost = self.mirror_wld.get(child_index) == Value::Loss;
-        king_predecessors(&self.own_ix, &self.job, &child, preds);
-        for &i in preds.iter() {
-            if self.own.get_byte(i)? != 0 {
-                continue;
+        match self.own_wld.get(i) {
+            Value::Win if child_lost => {
+                self.stats.looked += 1;
+                self.resolve(i, Value::Win, round, true)?;
             }
-            match self.own_wld.get(i) {
-                Value::Win if child_lost => {
-                    self.stats.looked += 1;
-                    self.resolve(i, Value::Win, round, true)?;
+            Value::Loss => {
+                self.stats.looked += 1;
+                let pos = self.own_ix.position_unchecked(i);
+                if self.lost_settles(i, &pos, Some(child_index))? {
+                    self.resolve(i, Value::Loss, round, true)?;
                 }
-                Value::Loss => {
-                    self.stats.looked += 1;
-                    let pos = self.own_ix.position_unchecked(i);
-                    if self.all_replies_below(&pos, round)? {
-                        self.resolve(i, Value::Loss, round, true)?;
-                    }
-                }
-                _ => {}
             }
+            _ => {}
         }
         Ok(())
     }
 
-    /// Whether every king move of `pos` reaches a position valued below `round` (rounds
-    /// before this one are complete; this round's values do not count).
-    fn all_replies_below(&mut self, pos: &Position, round: u32) -> Result<bool> {
-        let open = self.any_king_child(pos, |w, i| {
-            Ok(decode(w.mirror_byte(i)?).is_none_or(|d| d >= round))
-        })?;
-        Ok(!open)
+    /// Whether every king move of lost `pos` (position `index`, not valued yet) reaches a
+    /// position valued below this round (rounds before it are complete; its own values, and
+    /// none, count as open).
+    ///
+    /// A lost position is brought back by each of its children as they are valued, a dozen
+    /// times for a kings-only one, and reading every child each time made the kings-only
+    /// pairs' rounds quadratic in the moves. So it watches one king move whose child was
+    /// open when last looked at (`watch`: 1 + its place in the move list, 0 before the
+    /// first look), and is looked at again only when that child is valued:
+    /// - a scan round reads the watched child alone while it stays open;
+    /// - a round driven by the mirror's queue (`trigger`, the child valued in the round
+    ///   before) reads nothing when another move is watched: that move's child is open
+    ///   still, or was valued and brings the position back itself, in its own entry.
+    ///
+    /// Otherwise the other king moves are read from the one after the watched move, until an
+    /// open child, which becomes the watched one. The values never depend on the watches,
+    /// and a watch written past the last checkpoint is valid after a resume too, so the
+    /// bytes do not change with the split, stops and resumes of the rounds.
+    fn lost_settles(&mut self, index: u64, pos: &Position, trigger: Option<u64>) -> Result<bool> {
+        let round = self.job.round;
+        let open = |byte: u8| decode(byte).is_none_or(|d| d >= round);
+        let watched = self.watch.get_byte(index)? as usize;
+        generate_moves(pos, &mut self.moves);
+        let mut children = QuietChildren::default();
+        if watched != 0 {
+            let m = self.moves.as_slice()[watched - 1];
+            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
+            let valued = match trigger {
+                Some(child) => child == i,
+                None => !open(self.mirror_byte(i)?),
+            };
+            if !valued {
+                return Ok(false);
+            }
+        }
+        // The other king children, from the one after the watched move, each byte asked of
+        // memory as soon as its index is known (the mirror is read at random), then read.
+        let n = self.moves.len();
+        let mut found = 0;
+        for step in 0..n {
+            let k = (watched + step) % n;
+            let m = self.moves.as_slice()[k];
+            if (watched != 0 && k == watched - 1) || converts(pos, &m) {
+                continue;
+            }
+            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
+            self.mirror_cache().prefetch(i);
+            self.king_children[found] = i;
+            self.king_moves[found] = k as u8;
+            found += 1;
+        }
+        for j in 0..found {
+            if open(self.mirror_byte(self.king_children[j])?) {
+                self.watch.set_byte(index, self.king_moves[j] + 1)?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether the dirty pages fill most of a cache (dirty pages are never evicted).
+    fn wants_flush(&self) -> bool {
+        self.own.wants_flush() || self.watch.wants_flush()
     }
 
     /// Makes everything up to `next` durable: queue entries, then pages, then the record.
     fn checkpoint(&mut self, site: &Site, next: u64, complete: bool) -> Result<()> {
         self.queue.flush(self.durable)?;
         self.own.flush(self.durable)?;
+        self.watch.flush(self.durable)?;
         if !self.durable {
             return Ok(());
         }
@@ -327,7 +413,7 @@ impl Work {
 
     /// Checkpoints or stops when the clock says; true to stop.
     fn tick(&mut self, site: &Site, clock: &mut Clock, next: u64) -> Result<bool> {
-        match clock.tick(self.own.wants_flush()) {
+        match clock.tick(self.wants_flush()) {
             Tick::Go => Ok(false),
             Tick::Checkpoint => {
                 self.checkpoint(site, next, false)?;
@@ -372,7 +458,7 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
         r => posqueue::round_entries(site, &job.slice.mirror(), r - 1)?,
     };
     let scans = mtc_scans(job.round, input, job.slice.count());
-    w.preload_mirror(scans, input)?;
+    w.preload(scans, input)?;
     let end = if scans {
         let start = resume.unwrap_or(job.first);
         check_resume(job, start, job.first, job.last)?;
@@ -381,19 +467,66 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
         let items = posqueue::read_round(site, &job.slice.mirror(), job.round - 1)?;
         let start = resume.unwrap_or(0);
         check_resume(job, start, 0, items.len() as u64)?;
-        let mut preds = Vec::with_capacity(64);
-        let mut stopped = None;
-        for k in start..items.len() as u64 {
-            let due = k % 1024 == 0 || w.own.wants_flush();
-            if k > start && due && w.tick(site, &mut clock, k)? {
-                stopped = Some(k);
-                break;
-            }
-            w.predecessors_of(items[k as usize], &mut preds)?;
-        }
-        stopped
+        follow_queue(site, &mut w, &mut clock, &items, start as usize)?
     };
     Outcome::after_scan(end, w.stats, || w.checkpoint(site, u64::MAX, true))
+}
+
+/// Entries of the mirror's queue taken at a time by a round that follows it back (a job
+/// checkpoints between batches). Their predecessors in the range are sorted by index and
+/// their bytes asked of memory [`PREFETCH_AHEAD`] predecessors ahead, so that the reads
+/// of the range's distances, watched moves and values overlap: two thirds of a kings-only
+/// round waited on them one by one. Batches of 1,024 to 65,536 entries gave the same time
+/// (`run mtc 3400.-- -r 5`).
+const QUEUE_BATCH: usize = 4096;
+
+/// How many predecessors ahead of the one looked at its bytes are asked of memory.
+const PREFETCH_AHEAD: usize = 16;
+
+/// A round that follows the mirror's position queue (`items`, the mirror's positions valued
+/// in the round before) back from entry `start`; the entry it stopped at, or `None` when
+/// done. The order the predecessors are looked at in changes no value.
+fn follow_queue(
+    site: &Site,
+    w: &mut Work,
+    clock: &mut Clock,
+    items: &[u64],
+    start: usize,
+) -> Result<Option<u64>> {
+    let mut preds = Vec::with_capacity(64);
+    // (predecessor, child) with the child's loss in the top bit: indexes are below 2^40.
+    const LOST: u64 = 1 << 63;
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    let mut k = start;
+    while k < items.len() {
+        if k > start && w.tick(site, clock, k as u64)? {
+            return Ok(Some(k as u64));
+        }
+        let end = (k + QUEUE_BATCH).min(items.len());
+        pairs.clear();
+        for &c in &items[k..end] {
+            let child = w.mirror_ix.position_unchecked(c);
+            let lost = match w.mirror_wld.get(c) {
+                Value::Loss => LOST,
+                _ => 0,
+            };
+            king_predecessors(&w.own_ix, &w.job, &child, &mut preds);
+            pairs.extend(preds.iter().map(|&p| (p, c | lost)));
+        }
+        radsort::sort_by_key(&mut pairs, |p| p.0);
+        for j in 0..pairs.len() {
+            // Sorted, yet hundreds of bytes apart: asked ahead, the reads overlap.
+            if let Some(&(ahead, _)) = pairs.get(j + PREFETCH_AHEAD) {
+                w.own.prefetch(ahead);
+                w.watch.prefetch(ahead);
+                w.own_wld.prefetch(ahead);
+            }
+            let (p, c) = pairs[j];
+            w.predecessor(p, c & !LOST, c & LOST != 0)?;
+        }
+        k = end;
+    }
+    Ok(None)
 }
 
 /// A round as a scan of the job's range from index `start` (round 1, and a round whose
@@ -406,6 +539,7 @@ fn scan(site: &Site, w: &mut Work, clock: &mut Clock, start: u64) -> Result<Opti
     for i in start..w.job.last {
         if i > start && i.is_multiple_of(page) {
             w.own.done_with_page(i / page - 1);
+            w.watch.done_with_page(i / page - 1);
             if w.tick(site, clock, i)? {
                 return Ok(Some(i));
             }

@@ -311,8 +311,11 @@ pub fn solved_stage(site: &Site, database: bool, slices: &[Slice]) -> Stage {
 
 /// Moves both slices' finished moves to conversion to `solved/` (syncing them first when
 /// their pages were written without `fsync`), then drops their position queues and
-/// checkpoints.
+/// checkpoints (and, first, their watched moves).
 pub fn publish_mtc(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()> {
+    // The watched moves serve only the rounds, which are over: dropped first, so that no
+    // crash leaves them behind a published pair.
+    remove_files(slices.iter().map(|s| site.mtc_watch_file(s)))?;
     publish(site, slices, sync_first, |s| {
         (site.mtc_work_file(s), site.mtc_solved_file(s))
     })
@@ -321,7 +324,10 @@ pub fn publish_mtc(site: &Site, slices: &[Slice], sync_first: bool) -> Result<()
 /// Removes what an earlier attempt at the pair's moves to conversion left (work files,
 /// position queues, checkpoints): a pair whose rounds ran without `fsync` starts them again.
 pub fn discard_mtc_work(site: &Site, slices: &[Slice]) -> Result<()> {
-    discard(site, slices, slices.iter().map(|s| site.mtc_work_file(s)))
+    let files = slices
+        .iter()
+        .flat_map(|s| [site.mtc_work_file(s), site.mtc_watch_file(s)]);
+    discard(site, slices, files)
 }
 
 /// Entries slice `s` queued in round `r` (the input of its mirror's round `r + 1`).
@@ -358,6 +364,15 @@ fn discard(
     slices: &[Slice],
     files: impl IntoIterator<Item = std::path::PathBuf>,
 ) -> Result<()> {
+    remove_files(files)?;
+    for s in slices {
+        let _ = std::fs::remove_dir_all(site.queue_dir(s));
+    }
+    remove_checkpoints(site, slices)
+}
+
+/// Removes `files`, those that exist.
+fn remove_files(files: impl IntoIterator<Item = std::path::PathBuf>) -> Result<()> {
     for path in files {
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -366,10 +381,7 @@ fn discard(
             _ => {}
         }
     }
-    for s in slices {
-        let _ = std::fs::remove_dir_all(site.queue_dir(s));
-    }
-    remove_checkpoints(site, slices)
+    Ok(())
 }
 
 /// Whether every pair below `pair` has its values verified in `db/` (`ver` reads their
