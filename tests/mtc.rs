@@ -148,6 +148,51 @@ fn sigkill_during_the_rounds_resumes_to_identical_distances() {
     assert_same_build(reference(), &d, &format!("after {kills} SIGKILLs"));
 }
 
+/// The watched moves of the rounds (`work/<slice>.mtw`) are hints: the build is stopped at
+/// a checkpoint of its rounds again and again, every watch replaced by a random byte (a king
+/// move, a converting move, one past the moves, none), and resumed; the distances are the
+/// same bytes.
+#[test]
+fn random_watched_moves_change_no_distance() {
+    let d = copy_of_base("watches");
+    let mut rng = nowdb::rng::XorShift::new(0x77a7_2026);
+    let mut garbled = 0;
+    for run in 0.. {
+        assert!(run < 400, "the build did not end after {run} stops");
+        let out = fixture::command(JOBRUNNER, &d)
+            .env(
+                "NOWDB_FAULT",
+                format!("mtc.checkpoint=exit:7@{}", 1 + rng.below(40)),
+            )
+            .args(["--checkpoint-secs", "0"])
+            .args(["build-local", "--pieces", "5", "--only", ONLY, "--mtc"])
+            .args(["--small-pair", "0", "--splits", "2", "--runners", "1"])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break;
+        }
+        assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+        for entry in std::fs::read_dir(d.join("work")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "mtw") {
+                let mut bytes = std::fs::read(&path).unwrap();
+                // After the header page; mostly small, so that many name a real move.
+                for b in &mut bytes[8192..] {
+                    *b = match rng.below(10) {
+                        0 => rng.below(256) as u8,
+                        _ => rng.below(16) as u8,
+                    };
+                }
+                std::fs::write(&path, bytes).unwrap();
+                garbled += 1;
+            }
+        }
+    }
+    assert!(garbled >= 4, "only {garbled} watch files replaced");
+    assert_same_build(reference(), &d, "random watched moves between the stops");
+}
+
 /// `addq p plan --mtc` through a runner daemon: small pairs as `pair` jobs (values and
 /// distances in one process), the others as phase jobs whose rounds the runners queue;
 /// then a site solved without distances gets them from a second plan. Both equal the

@@ -24,7 +24,7 @@ const _: () = assert!(crate::board::MAX_MOVES < 256);
 struct Work {
     job: Job,
     own: MtcCache,
-    /// The watched king move of each lost position of the range not yet valued
+    /// The watched king move of each lost position of the range not yet valued, a hint
     /// (`work/<slice>.mtw`; [`Work::lost_settles`]).
     watch: MtcCache,
     own_ix: SliceIndex,
@@ -336,38 +336,38 @@ impl Work {
     ///
     /// A lost position is brought back by each of its children as they are valued, a dozen
     /// times for a kings-only one, and reading every child each time made the kings-only
-    /// pairs' rounds quadratic in the moves. So it watches one king move whose child was
+    /// pairs' rounds quadratic in the moves. So it remembers one king move whose child was
     /// open when last looked at (`watch`: 1 + its place in the move list, 0 before the
-    /// first look), and is looked at again only when that child is valued:
-    /// - a scan round reads the watched child alone while it stays open;
-    /// - a round driven by the mirror's queue (`trigger`, the child valued in the round
-    ///   before) reads nothing when another move is watched: that move's child is open
-    ///   still, or was valued and brings the position back itself, in its own entry.
+    /// first look) and reads that child first: while it is open (it is not `trigger`, the
+    /// child that brought the position back, valued in the round before), nothing else is
+    /// read. Otherwise the other king moves are read from the one after it, until an open
+    /// child, which is watched from then on.
     ///
-    /// Otherwise the other king moves are read from the one after the watched move, until an
-    /// open child, which becomes the watched one. The values never depend on the watches,
-    /// and a watch written past the last checkpoint is valid after a resume too, so the
-    /// bytes do not change with the split, stops and resumes of the rounds.
+    /// The watch is a hint: whatever it holds, the answer is the same, so the watches need
+    /// no `fsync` and the bytes do not change with the split, stops and resumes of the
+    /// rounds.
     fn lost_settles(&mut self, index: u64, pos: &Position, trigger: Option<u64>) -> Result<bool> {
         let round = self.job.round;
         let open = |byte: u8| decode(byte).is_none_or(|d| d >= round);
-        let watched = self.watch.get_byte(index)? as usize;
         generate_moves(pos, &mut self.moves);
+        let n = self.moves.len();
+        // A watch is only a hint: one that is not a king move of the position (a page
+        // written before a crash and lost after it, or worse) is no watch.
+        let watched = match self.watch.get_byte(index)? as usize {
+            0 => 0,
+            w if w > n || converts(pos, &self.moves.as_slice()[w - 1]) => 0,
+            w => w,
+        };
         let mut children = QuietChildren::default();
         if watched != 0 {
             let m = self.moves.as_slice()[watched - 1];
             let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            let valued = match trigger {
-                Some(child) => child == i,
-                None => !open(self.mirror_byte(i)?),
-            };
-            if !valued {
+            if trigger != Some(i) && open(self.mirror_byte(i)?) {
                 return Ok(false);
             }
         }
         // The other king children, from the one after the watched move, each byte asked of
         // memory as soon as its index is known (the mirror is read at random), then read.
-        let n = self.moves.len();
         let mut found = 0;
         for step in 0..n {
             let k = (watched + step) % n;
@@ -399,7 +399,8 @@ impl Work {
     fn checkpoint(&mut self, site: &Site, next: u64, complete: bool) -> Result<()> {
         self.queue.flush(self.durable)?;
         self.own.flush(self.durable)?;
-        self.watch.flush(self.durable)?;
+        // Hints ([`Work::lost_settles`]): one lost in a crash costs reads, never a value.
+        self.watch.flush(false)?;
         if !self.durable {
             return Ok(());
         }
@@ -523,6 +524,12 @@ fn follow_queue(
             }
             let (p, c) = pairs[j];
             w.predecessor(p, c & !LOST, c & LOST != 0)?;
+            // Dirty pages are never evicted: a batch that fills the cache writes them out,
+            // its checkpoint at the batch's start (a resume looks at the batch again, and
+            // what it valued already is passed over).
+            if w.wants_flush() {
+                w.checkpoint(site, k as u64, false)?;
+            }
         }
         k = end;
     }
