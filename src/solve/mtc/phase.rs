@@ -38,7 +38,8 @@ struct Work {
     solved: SolvedWorkFiles,
     queue: QueueWriter,
     moves: MoveList,
-    /// The mirror indexes of a position's king moves' children.
+    /// The mirror indexes of a position's king moves' children
+    /// ([`Work::index_king_children`]).
     king_children: [u64; crate::board::MAX_MOVES],
     /// Their places in the move list.
     king_moves: [u8; crate::board::MAX_MOVES],
@@ -239,27 +240,42 @@ impl Work {
         mut hit: impl FnMut(&mut Self, u64) -> Result<bool>,
     ) -> Result<bool> {
         generate_moves(pos, &mut self.moves);
-        let mut children = QuietChildren::default();
-        // The indexes first, each byte asked of memory as soon as it is known, then the
-        // reads: the mirror is read at random and is larger than the cache at 7 pieces, so
-        // the misses overlap instead of following each other.
-        let mut n = 0;
-        for k in 0..self.moves.len() {
-            let m = self.moves.as_slice()[k];
-            if converts(pos, &m) {
-                continue;
-            }
-            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            self.mirror_cache().prefetch(i);
-            self.king_children[n] = i;
-            n += 1;
-        }
+        let n = self.index_king_children(pos, &mut QuietChildren::default(), 0, None);
         for k in 0..n {
             if hit(self, self.king_children[k])? {
                 return Ok(true);
             }
         }
         Ok(false)
+    }
+
+    /// Puts the mirror indexes of the children of `pos`'s king moves (`self.moves`, its
+    /// moves) in `king_children` and their places in the move list in `king_moves`, from
+    /// move `from` on and round to the ones before it, leaving out move `skip`; returns how
+    /// many. The indexes first, each byte asked of memory as soon as it is known, then the
+    /// caller's reads: the mirror is read at random and is larger than the cache at 7
+    /// pieces, so the misses overlap instead of following each other.
+    fn index_king_children(
+        &mut self,
+        pos: &Position,
+        children: &mut QuietChildren,
+        from: usize,
+        skip: Option<usize>,
+    ) -> usize {
+        let n = self.moves.len();
+        let mut found = 0;
+        for k in (from..n).chain(0..from.min(n)) {
+            let m = self.moves.as_slice()[k];
+            if Some(k) == skip || converts(pos, &m) {
+                continue;
+            }
+            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
+            self.mirror_cache().prefetch(i);
+            self.king_children[found] = i;
+            self.king_moves[found] = k as u8;
+            found += 1;
+        }
+        found
     }
 
     /// The mirror's distances (this slice's when it is its own mirror).
@@ -366,21 +382,8 @@ impl Work {
                 return Ok(false);
             }
         }
-        // The other king children, from the one after the watched move, each byte asked of
-        // memory as soon as its index is known (the mirror is read at random), then read.
-        let mut found = 0;
-        for step in 0..n {
-            let k = (watched + step) % n;
-            let m = self.moves.as_slice()[k];
-            if (watched != 0 && k == watched - 1) || converts(pos, &m) {
-                continue;
-            }
-            let i = children.index(&self.mirror_ix, &pos.successor(&m), true);
-            self.mirror_cache().prefetch(i);
-            self.king_children[found] = i;
-            self.king_moves[found] = k as u8;
-            found += 1;
-        }
+        // The other king children, from the one after the watched move.
+        let found = self.index_king_children(pos, &mut children, watched, watched.checked_sub(1));
         for j in 0..found {
             if open(self.mirror_byte(self.king_children[j])?) {
                 self.watch.set_byte(index, self.king_moves[j] + 1)?;
