@@ -119,6 +119,7 @@ pub fn exists(path: &Path) -> io::Result<bool> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileOp {
     Reading,
+    Mapping,
     Writing,
     Appending,
     Creating,
@@ -137,6 +138,7 @@ impl std::fmt::Display for FileOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             FileOp::Reading => "reading",
+            FileOp::Mapping => "mapping",
             FileOp::Writing => "writing",
             FileOp::Appending => "appending to",
             FileOp::Creating => "creating",

@@ -14,6 +14,7 @@ pub mod local;
 pub mod mtc;
 pub mod pair_job;
 pub mod phases;
+pub mod pool;
 pub mod posqueue;
 pub mod run;
 pub mod running;

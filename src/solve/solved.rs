@@ -141,10 +141,10 @@ pub fn best_of(solved: &mut impl SolvedValues, pos: &Position, moves: &[Move]) -
 
 use crate::slice::key::{SliceSlots, position_slice_key, slice_key};
 
-/// One finished slice, held whole in memory (at most 8.4 MB for 6 pieces).
+/// One finished slice, mapped whole from its file (at most 8.4 MB for 6 pieces, 45 MB for 7).
 pub struct SolvedSlice {
     index: SliceIndex,
-    data: Vec<u8>,
+    data: crate::solve::pool::PagePool,
 }
 
 impl SolvedSlice {

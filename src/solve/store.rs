@@ -14,6 +14,7 @@
 //! pages.
 
 use super::Value;
+use super::pool::PagePool;
 use crate::files::{FileOp, failed};
 use crate::slice::Slice;
 use std::fs::{File, OpenOptions};
@@ -146,19 +147,19 @@ pub fn open_work_file(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::
     open_checked(path, slice, count, bits, false)
 }
 
-/// Reads all values of a finished work file (checked like [`PageCache::open_read`]).
-pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<Vec<u8>> {
+/// All values of a finished work file (checked like [`PageCache::open_read`]), mapped from
+/// it ([`PagePool`]: the page cache's own pages, neither zeroed nor copied).
+pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<PagePool> {
     read_bits(path, slice, count, VALUE_BITS)
 }
 
 /// [`read_values`] of a work file of `bits` per position.
-pub fn read_bits(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::Result<Vec<u8>> {
+pub fn read_bits(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::Result<PagePool> {
     let file = open_checked(path, slice, count, bits, false)?;
-    // Probed at random by the jobs that read it: huge pages.
-    let mut data =
-        crate::mem::huge_zeroed((file_len_bits(count, bits) - PAGE_BYTES as u64) as usize);
-    file.read_exact_at(&mut data, PAGE_BYTES as u64)
-        .map_err(|e| failed(FileOp::Reading, path, e))?;
+    let len = (file_len_bits(count, bits) - PAGE_BYTES as u64) as usize;
+    let mut data = PagePool::new(len).map_err(|e| failed(FileOp::Mapping, path, e))?;
+    data.map_file(&file, PAGE_BYTES as u64, len)
+        .map_err(|e| failed(FileOp::Mapping, path, e))?;
     Ok(data)
 }
 
@@ -179,7 +180,7 @@ pub struct PageCache<const BITS: u32 = VALUE_BITS> {
     table: Vec<u32>,
     slots: Vec<Slot>,
     /// The slots' page buffers, back to back.
-    pool: Vec<u8>,
+    pool: PagePool,
     capacity: usize,
     clock: u64,
     /// The page touched last: its stamp is current, so repeated touches skip the update.
@@ -221,7 +222,7 @@ impl<const BITS: u32> PageCache<BITS> {
     /// Opens `path` for reading only.
     pub fn open_read(path: &Path, slice: &Slice, count: u64, buffers: usize) -> io::Result<Self> {
         let file = open_checked(path, slice, count, BITS, false)?;
-        Ok(Self::new(file, path, count, buffers, 0..0))
+        Self::new(file, path, count, buffers, 0..0)
     }
 
     /// Opens `path` for reading everything and writing positions in `writable`.
@@ -233,7 +234,7 @@ impl<const BITS: u32> PageCache<BITS> {
         writable: std::ops::Range<u64>,
     ) -> io::Result<Self> {
         let file = open_checked(path, slice, count, BITS, true)?;
-        Ok(Self::new(file, path, count, buffers, writable))
+        Self::new(file, path, count, buffers, writable)
     }
 
     fn new(
@@ -242,14 +243,19 @@ impl<const BITS: u32> PageCache<BITS> {
         count: u64,
         buffers: usize,
         writable: std::ops::Range<u64>,
-    ) -> Self {
-        PageCache {
+    ) -> io::Result<Self> {
+        let pages = count.div_ceil(Self::PER_PAGE) as usize;
+        // Address space for every page of the file: a page is in one slot at most, and the
+        // cache may grow past `buffers` while every page is dirty.
+        let pool =
+            PagePool::new(pages * PAGE_BYTES).map_err(|e| failed(FileOp::Mapping, path, e))?;
+        Ok(PageCache {
             file,
             path: path.to_path_buf(),
             count,
-            table: vec![NO_SLOT; count.div_ceil(Self::PER_PAGE) as usize],
+            table: vec![NO_SLOT; pages],
             slots: Vec::new(),
-            pool: Vec::new(),
+            pool,
             capacity: buffers.max(4),
             clock: 0,
             last_page: u64::MAX,
@@ -258,7 +264,7 @@ impl<const BITS: u32> PageCache<BITS> {
             reads: 0,
             run_first: 0,
             run_len: 0,
-        }
+        })
     }
 
     pub fn count(&self) -> u64 {
@@ -323,7 +329,7 @@ impl<const BITS: u32> PageCache<BITS> {
                 stamp: 0,
                 dirty: false,
             });
-            self.pool.resize(self.pool.len() + PAGE_BYTES, 0);
+            self.pool.grow(PAGE_BYTES);
             self.slots.len() - 1
         } else {
             let victim = (0..self.slots.len())
@@ -352,9 +358,10 @@ impl<const BITS: u32> PageCache<BITS> {
         Ok(slot)
     }
 
-    /// Reads pages `[first, last)` with one `pread` when they fit in the free buffers (system
-    /// calls are dear on virtual machines; a job usually touches all of its range and much
-    /// of the mirror).
+    /// Maps pages `[first, last)` of the file into the cache when they fit in the free buffers
+    /// (a job usually touches all of its range and much of the mirror): no copy, no fresh
+    /// memory, one system call (they are dear on virtual machines). A page written is copied
+    /// privately, and reaches the file only by [`Self::flush`].
     pub fn preload(&mut self, first: u64, last: u64) -> io::Result<()> {
         let last = last.min(self.table.len() as u64);
         if first >= last
@@ -364,17 +371,12 @@ impl<const BITS: u32> PageCache<BITS> {
             return Ok(());
         }
         let n = (last - first) as usize;
-        let base = self.pool.len();
-        if base == 0 {
+        if self.pool.is_empty() {
             (self.run_first, self.run_len) = (first, n as u64);
-            // Read at random by the job: huge pages, asked before the pages are touched.
-            self.pool.reserve_exact(n * PAGE_BYTES);
-            crate::mem::advise_huge_pages(&self.pool);
         }
-        self.pool.resize(base + n * PAGE_BYTES, 0);
-        self.file
-            .read_exact_at(&mut self.pool[base..], (first + 1) * PAGE_BYTES as u64)
-            .map_err(|e| failed(FileOp::Reading, &self.path, e))?;
+        self.pool
+            .map_file(&self.file, (first + 1) * PAGE_BYTES as u64, n * PAGE_BYTES)
+            .map_err(|e| failed(FileOp::Mapping, &self.path, e))?;
         for page in first..last {
             self.clock += 1;
             self.table[page as usize] = self.slots.len() as u32;

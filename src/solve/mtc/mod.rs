@@ -99,10 +99,10 @@ impl Drop for NewMarker {
     }
 }
 
-/// The distances of one finished slice (`solved/<slice>.mtc`), held whole.
+/// The distances of one finished slice (`solved/<slice>.mtc`), mapped whole from its file.
 pub struct MtcSlice {
     index: SliceIndex,
-    data: Vec<u8>,
+    data: crate::solve::pool::PagePool,
 }
 
 impl MtcSlice {

@@ -290,14 +290,13 @@ impl Work {
         self.mirror.as_mut().unwrap_or(&mut self.own)
     }
 
-    /// Reads at once, rather than a page at a time, what a round from 2 reads widely:
-    /// - the whole mirror, into huge pages, when the round scans or its `input` entries are
-    ///   at least as many as the mirror's pages (each entry's predecessors read a few dozen
-    ///   bytes of it at random). Its lookups then miss the TLB far less, and their bytes can
-    ///   be asked of memory ahead (a 7-piece mirror is 50-180 MB);
+    /// Maps at once, rather than reading a page at a time, what a round from 2 reads widely
+    /// ([`PageCache::preload`](crate::solve::store::PageCache::preload)):
+    /// - the whole mirror, when the round scans or its `input` entries are at least as many
+    ///   as the mirror's pages (each entry's predecessors read a few dozen bytes of it at
+    ///   random, and their bytes can then be asked of memory ahead);
     /// - the range's distances and watched moves, when the round scans or its input has an
-    ///   entry for each of the range's pages (an entry brings back about ten predecessors):
-    ///   one `pread` each instead of one a page, most of a short round's system time.
+    ///   entry for each of the range's pages (an entry brings back about ten predecessors).
     ///
     /// The short rounds of a long pair's tail, which touch a few pages, read only those.
     fn preload(&mut self, scans: bool, input: u64) -> Result<()> {
