@@ -26,14 +26,6 @@ pub fn advise_huge_pages<T>(v: &Vec<T>) {
     let _ = v;
 }
 
-/// A vector of `len` zero bytes whose pages are advised huge before any is touched (the
-/// allocation of a large zeroed vector maps fresh pages without writing them).
-pub fn huge_zeroed(len: usize) -> Vec<u8> {
-    let v = vec![0u8; len];
-    advise_huge_pages(&v);
-    v
-}
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
@@ -60,9 +52,10 @@ mod tests {
     }
 
     #[test]
-    fn a_huge_zeroed_vector_is_zero_and_advised_huge() {
-        let v = huge_zeroed(16 << 20);
-        assert_eq!(v.len(), 16 << 20);
+    fn a_large_vector_is_advised_huge_and_keeps_its_bytes() {
+        // A zeroed allocation this large maps fresh pages without writing them.
+        let v = vec![0u8; 16 << 20];
+        advise_huge_pages(&v);
         assert!(v.iter().all(|&b| b == 0));
         let entry = smaps_entry(v.as_ptr() as usize + (8 << 20));
         let flags = entry

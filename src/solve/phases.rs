@@ -6,6 +6,7 @@
 //! its position queue and reaches us in the next round.
 
 use super::checkpoint::{self, Checkpoint};
+use super::pool::Load;
 use super::posqueue::{self, QueueWriter};
 use super::running::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use super::solved::{
@@ -99,9 +100,10 @@ impl Work {
             own.preload(
                 job.first / PAGE_POSITIONS,
                 job.last.div_ceil(PAGE_POSITIONS),
+                Load::Read,
             )?;
             if let Some(m) = &mut mirror {
-                m.preload(0, m.count().div_ceil(PAGE_POSITIONS))?;
+                m.preload(0, m.count().div_ceil(PAGE_POSITIONS), Load::Read)?;
             }
         }
         let solved = match job.phase.reads_solved() {

@@ -1,13 +1,16 @@
-//! The memory of a [`PageCache`](super::store::PageCache): its page buffers back to back in
-//! one reservation of address space, filled on demand, into which a run of a work file's
-//! pages can be mapped in place.
+//! The memory of a [`PageCache`](super::store::PageCache) and of a finished slice: page
+//! buffers back to back in one reservation of address space, filled on demand, into which a
+//! range of a file is mapped or read.
 //!
-//! Why not a vector and `pread`: on these virtual machines, memory a process touches for the
-//! first time is dear (the kernel zeroes every page, and the host backs it anew): a job that
-//! read its range and the mirror (180 MB in a 7-piece `mtc` round) spent 62 % of its time in
-//! the kernel's `clear_page` and 21 % copying, for a round that looked at 30,000 positions.
-//! A run mapped from the file is the kernel's page cache itself: no zeroing, no copy, and a
-//! page is copied (privately, never into the file) only when the job writes it.
+//! A range of a file comes in one of two ways ([`Load`]). On these virtual machines, memory a
+//! process touches for the first time is dear (the kernel zeroes every page, and the host
+//! backs it anew): a short `mtc` round that read its range and the mirror (180 MB at 7
+//! pieces) into fresh memory spent 62 % of its time in the kernel's `clear_page` and 21 %
+//! copying, to look at 30,000 positions. Mapped from the file, the range is the kernel's
+//! page cache itself: no zeroing, no copy. But a mapping has small pages, and a job that
+//! reads a range at random millions of times (`ver`, `mtcver`, a scan) then misses the TLB
+//! on most reads: it is faster with the range read into huge pages, whatever they cost to
+//! fill (the 7-piece part's `mtcver` took 1.08 times as long mapped).
 //!
 //! Writes to a mapped page stay in this process until [`PageCache::flush`] writes them with
 //! `pwrite`, as for any other buffer (the private mapping keeps the store's rule that the
@@ -19,14 +22,32 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 
 /// `cap` bytes of address space, of which the first `len` are in use (zero until written or
 /// mapped from a file).
 pub struct PagePool {
+    /// The reservation (`reserved` bytes from `base`) and its first 2 MiB boundary.
+    base: *mut u8,
+    reserved: usize,
     ptr: *mut u8,
     cap: usize,
     len: usize,
 }
+
+/// How a range of a file comes into a [`PagePool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load {
+    /// Mapped: the page cache's own pages, neither zeroed nor copied, in small pages. For
+    /// a job that reads a small part of the range.
+    Map,
+    /// Read into fresh memory advised huge: dear to fill, cheap to read at random. For a
+    /// job that reads the range through, or at random many times over.
+    Read,
+}
+
+/// Transparent huge pages are 2 MiB on x86-64.
+const HUGE: usize = 2 << 20;
 
 // SAFETY: the pool owns its mapping alone, like a `Box<[u8]>`; access goes through `&self` or
 // `&mut self`.
@@ -38,28 +59,38 @@ impl PagePool {
     /// Reserves `cap` bytes of address space (no memory is used until a page is touched).
     pub fn new(cap: usize) -> io::Result<PagePool> {
         if cap == 0 {
+            let dangling = std::ptr::NonNull::dangling().as_ptr();
             return Ok(PagePool {
-                ptr: std::ptr::NonNull::dangling().as_ptr(),
+                base: dangling,
+                reserved: 0,
+                ptr: dangling,
                 cap: 0,
                 len: 0,
             });
         }
+        // One huge page more than asked, so that the pool can start on a huge page's
+        // boundary (only whole aligned huge pages are backed so).
+        let reserved = cap + HUGE;
         // SAFETY: a fresh anonymous mapping at an address the kernel chooses.
-        let ptr = unsafe {
+        let base = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                cap,
+                reserved,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                 -1,
                 0,
             )
         };
-        if ptr == libc::MAP_FAILED {
+        if base == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
+        let base: *mut u8 = base.cast();
+        let ptr = base.wrapping_add((base as usize).next_multiple_of(HUGE) - base as usize);
         Ok(PagePool {
-            ptr: ptr.cast(),
+            base,
+            reserved,
+            ptr,
             cap,
             len: 0,
         })
@@ -86,9 +117,35 @@ impl PagePool {
         self.len += bytes;
     }
 
+    /// Takes `bytes` more into use, holding `file`'s from `offset` (both multiples of the
+    /// system's page size) brought in as `how` says; writes to them stay here.
+    pub fn load(&mut self, file: &File, offset: u64, bytes: usize, how: Load) -> io::Result<()> {
+        match how {
+            Load::Map => self.map_file(file, offset, bytes),
+            Load::Read => {
+                let at = self.len;
+                self.grow(bytes);
+                self.advise_huge(at, bytes);
+                file.read_exact_at(&mut self[at..], offset)
+            }
+        }
+    }
+
+    /// Asks for huge pages behind bytes `at..at + bytes`, not touched yet (a hint: nothing
+    /// changes in what they hold).
+    fn advise_huge(&self, at: usize, bytes: usize) {
+        let start = self.ptr as usize + at;
+        let (from, to) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
+        if to > from {
+            // SAFETY: the range lies within the pool's reservation, and the advice changes
+            // only how the kernel backs it.
+            unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+        }
+    }
+
     /// Takes `bytes` more into use, mapped from `file` at `offset` (both multiples of the
     /// system's page size): they show the file's bytes until written, and writes stay here.
-    pub fn map_file(&mut self, file: &File, offset: u64, bytes: usize) -> io::Result<()> {
+    fn map_file(&mut self, file: &File, offset: u64, bytes: usize) -> io::Result<()> {
         assert!(
             self.len + bytes <= self.cap,
             "page pool of {} bytes cannot map {bytes} more from {}",
@@ -143,10 +200,10 @@ impl std::ops::DerefMut for PagePool {
 
 impl Drop for PagePool {
     fn drop(&mut self) {
-        if self.cap != 0 {
+        if self.reserved != 0 {
             // SAFETY: unmaps exactly the reservation made in `new`; no reference outlives
             // the pool.
-            unsafe { libc::munmap(self.ptr.cast(), self.cap) };
+            unsafe { libc::munmap(self.base.cast(), self.reserved) };
         }
     }
 }
@@ -155,7 +212,6 @@ impl Drop for PagePool {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::unix::fs::FileExt;
 
     #[test]
     fn grown_bytes_are_zero_and_writable() {
@@ -168,23 +224,28 @@ mod tests {
         assert_eq!((p[8191], p[8192], p.len()), (7, 0, 16384));
     }
 
-    #[test]
-    fn a_mapped_run_reads_the_file_and_keeps_its_writes() {
-        let dir = std::env::temp_dir().join(format!("nowdb-pool-{}", std::process::id()));
+    /// A file of four 8 KiB pages of known bytes, and its bytes.
+    fn four_pages(name: &str) -> (std::path::PathBuf, std::fs::File, Vec<u8>) {
+        let dir = std::env::temp_dir().join(format!("nowdb-pool-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
         let mut f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(true)
-            .open(&path)
+            .open(dir.join("f"))
             .unwrap();
         let bytes: Vec<u8> = (0..4 * 8192).map(|i| (i % 251) as u8).collect();
         f.write_all(&bytes).unwrap();
+        (dir, f, bytes)
+    }
+
+    #[test]
+    fn a_mapped_range_reads_the_file_and_keeps_its_writes() {
+        let (dir, f, bytes) = four_pages("map");
         let mut p = PagePool::new(8 * 8192).unwrap();
         p.grow(8192);
-        p.map_file(&f, 8192, 2 * 8192).unwrap();
+        p.load(&f, 8192, 2 * 8192, Load::Map).unwrap();
         assert_eq!(&p[8192..], &bytes[8192..3 * 8192]);
         // A write stays in the pool: the file keeps its bytes.
         p[8192] ^= 0xff;
@@ -197,6 +258,20 @@ mod tests {
         assert_eq!(p[2 * 8192 + 5], 42);
         p.grow(8192);
         assert_eq!(p[3 * 8192], 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_read_range_is_a_copy() {
+        let (dir, f, bytes) = four_pages("read");
+        let mut p = PagePool::new(3 << 20).unwrap();
+        p.load(&f, 0, 4 * 8192, Load::Read).unwrap();
+        assert_eq!(&p[..], &bytes[..]);
+        p[0] ^= 0xff;
+        f.write_all_at(&[42], 5).unwrap();
+        let mut back = [0u8; 1];
+        f.read_exact_at(&mut back, 0).unwrap();
+        assert_eq!((back[0], p[0], p[5]), (bytes[0], bytes[0] ^ 0xff, bytes[5]));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -7,6 +7,7 @@
 //! 6-piece slice is at most 8.4 MB), so this is the fastest source while building; the compressed database (issue 4) can implement [`SolvedValues`]
 //! and be swapped in without touching the phases.
 
+use super::pool::Load;
 use super::store;
 use super::{Result, Site, Value};
 use crate::board::{MoveList, generate_moves};
@@ -141,15 +142,20 @@ pub fn best_of(solved: &mut impl SolvedValues, pos: &Position, moves: &[Move]) -
 
 use crate::slice::key::{SliceSlots, position_slice_key, slice_key};
 
-/// One finished slice, mapped whole from its file (at most 8.4 MB for 6 pieces, 45 MB for 7).
+/// One finished slice, whole in memory (at most 8.4 MB for 6 pieces, 45 MB for 7).
 pub struct SolvedSlice {
     index: SliceIndex,
     data: crate::solve::pool::PagePool,
 }
 
 impl SolvedSlice {
-    /// Reads `solved/<slice>.nwk`, checking its header and length.
+    /// Reads `solved/<slice>.nwk` into huge pages, checking its header and length.
     pub fn load(site: &Site, slice: Slice) -> Result<SolvedSlice> {
+        Self::load_as(site, slice, Load::Read)
+    }
+
+    /// [`SolvedSlice::load`], the file brought in as `how` says.
+    pub fn load_as(site: &Site, slice: Slice, how: Load) -> Result<SolvedSlice> {
         let path = site.solved_file(&slice);
         if !path.exists() && site.values_released(&slice) {
             return Err(solve_err!(
@@ -165,7 +171,7 @@ impl SolvedSlice {
             ));
         }
         let index = SliceIndex::new(slice);
-        let data = store::read_values(&path, &slice, index.count())?;
+        let data = store::read_values(&path, &slice, index.count(), how)?;
         Ok(SolvedSlice { index, data })
     }
 
@@ -226,6 +232,8 @@ impl SolvedSlice {
 pub struct SolvedStore {
     site: Site,
     slices: BudgetCache<SolvedSlice>,
+    /// How the slices' files come into memory ([`Load`]).
+    how: Load,
 }
 
 impl Bytes for SolvedSlice {
@@ -246,17 +254,27 @@ impl fmt::Debug for SolvedStore {
 }
 
 impl SolvedStore {
+    /// A store whose slices are read into huge pages, for jobs that read them at random
+    /// through (most do).
     pub fn new(site: &Site, budget_bytes: usize) -> Arc<SolvedStore> {
+        Self::with_load(site, budget_bytes, Load::Read)
+    }
+
+    /// A store whose slices come in as `how` says ([`Load::Map`] for a job that reads a
+    /// few of their positions).
+    pub fn with_load(site: &Site, budget_bytes: usize, how: Load) -> Arc<SolvedStore> {
         Arc::new(SolvedStore {
             site: site.clone(),
             slices: BudgetCache::new(budget_bytes),
+            how,
         })
     }
 
     /// The finished slice, loading it if needed.
     pub fn get(&self, slice: Slice) -> Result<Arc<SolvedSlice>> {
-        self.slices
-            .get_or_load(slice_key(&slice), || SolvedSlice::load(&self.site, slice))
+        self.slices.get_or_load(slice_key(&slice), || {
+            SolvedSlice::load_as(&self.site, slice, self.how)
+        })
     }
 }
 

@@ -14,7 +14,7 @@
 //! pages.
 
 use super::Value;
-use super::pool::PagePool;
+use super::pool::{Load, PagePool};
 use crate::files::{FileOp, failed};
 use crate::slice::Slice;
 use std::fs::{File, OpenOptions};
@@ -147,19 +147,25 @@ pub fn open_work_file(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::
     open_checked(path, slice, count, bits, false)
 }
 
-/// All values of a finished work file (checked like [`PageCache::open_read`]), mapped from
-/// it ([`PagePool`]: the page cache's own pages, neither zeroed nor copied).
-pub fn read_values(path: &Path, slice: &Slice, count: u64) -> io::Result<PagePool> {
-    read_bits(path, slice, count, VALUE_BITS)
+/// All values of a finished work file (checked like [`PageCache::open_read`]), brought in
+/// as `how` says.
+pub fn read_values(path: &Path, slice: &Slice, count: u64, how: Load) -> io::Result<PagePool> {
+    read_bits(path, slice, count, VALUE_BITS, how)
 }
 
 /// [`read_values`] of a work file of `bits` per position.
-pub fn read_bits(path: &Path, slice: &Slice, count: u64, bits: u32) -> io::Result<PagePool> {
+pub fn read_bits(
+    path: &Path,
+    slice: &Slice,
+    count: u64,
+    bits: u32,
+    how: Load,
+) -> io::Result<PagePool> {
     let file = open_checked(path, slice, count, bits, false)?;
     let len = (file_len_bits(count, bits) - PAGE_BYTES as u64) as usize;
     let mut data = PagePool::new(len).map_err(|e| failed(FileOp::Mapping, path, e))?;
-    data.map_file(&file, PAGE_BYTES as u64, len)
-        .map_err(|e| failed(FileOp::Mapping, path, e))?;
+    data.load(&file, PAGE_BYTES as u64, len, how)
+        .map_err(|e| failed(FileOp::Reading, path, e))?;
     Ok(data)
 }
 
@@ -358,11 +364,11 @@ impl<const BITS: u32> PageCache<BITS> {
         Ok(slot)
     }
 
-    /// Maps pages `[first, last)` of the file into the cache when they fit in the free buffers
-    /// (a job usually touches all of its range and much of the mirror): no copy, no fresh
-    /// memory, one system call (they are dear on virtual machines). A page written is copied
-    /// privately, and reaches the file only by [`Self::flush`].
-    pub fn preload(&mut self, first: u64, last: u64) -> io::Result<()> {
+    /// Brings pages `[first, last)` of the file into the cache, as `how` says, when they fit
+    /// in the free buffers (a job usually touches all of its range and much of the mirror):
+    /// one system call (they are dear on virtual machines). A page written reaches the file
+    /// only by [`Self::flush`].
+    pub fn preload(&mut self, first: u64, last: u64, how: Load) -> io::Result<()> {
         let last = last.min(self.table.len() as u64);
         if first >= last
             || self.slots.len() + (last - first) as usize > self.capacity
@@ -375,8 +381,13 @@ impl<const BITS: u32> PageCache<BITS> {
             (self.run_first, self.run_len) = (first, n as u64);
         }
         self.pool
-            .map_file(&self.file, (first + 1) * PAGE_BYTES as u64, n * PAGE_BYTES)
-            .map_err(|e| failed(FileOp::Mapping, &self.path, e))?;
+            .load(
+                &self.file,
+                (first + 1) * PAGE_BYTES as u64,
+                n * PAGE_BYTES,
+                how,
+            )
+            .map_err(|e| failed(FileOp::Reading, &self.path, e))?;
         for page in first..last {
             self.clock += 1;
             self.table[page as usize] = self.slots.len() as u32;
@@ -622,18 +633,23 @@ mod tests {
         let slice: Slice = "2200".parse().unwrap();
         let count = 40 * PAGE_POSITIONS + 123;
         let mut rng = crate::rng::XorShift::new(0xF1A5);
-        for (case, (buffers, preload)) in [(64, true), (64, false), (6, false)]
-            .into_iter()
-            .enumerate()
-        {
+        let cases = [
+            (64, Some(Load::Map)),
+            (64, Some(Load::Read)),
+            (64, None),
+            (6, None),
+        ];
+        for (case, (buffers, preload)) in cases.into_iter().enumerate() {
             let path = dir.join(format!("case{case}.nwk"));
             let _ = std::fs::remove_file(&path);
             create(&path, &slice, count, false).unwrap();
             let writable = 3 * PAGE_POSITIONS + 7..37 * PAGE_POSITIONS;
             let mut cache =
                 PageCache::open_write(&path, &slice, count, buffers, writable.clone()).unwrap();
-            if preload {
-                cache.preload(0, count.div_ceil(PAGE_POSITIONS)).unwrap();
+            if let Some(how) = preload {
+                cache
+                    .preload(0, count.div_ceil(PAGE_POSITIONS), how)
+                    .unwrap();
             }
             let mut model = vec![Value::Unknown; count as usize];
             for round in 0..6 {
@@ -655,7 +671,7 @@ mod tests {
                     }
                 }
                 cache.flush(false).unwrap();
-                let on_disk = read_values(&path, &slice, count).unwrap();
+                let on_disk = read_values(&path, &slice, count, Load::Map).unwrap();
                 for (i, want) in model.iter().enumerate() {
                     let got = Value::from_bits(on_disk[i / 4] >> (2 * (i % 4)));
                     assert_eq!(got, *want, "case {case} round {round}: position {i}");

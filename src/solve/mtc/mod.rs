@@ -99,7 +99,7 @@ impl Drop for NewMarker {
     }
 }
 
-/// The distances of one finished slice (`solved/<slice>.mtc`), mapped whole from its file.
+/// The distances of one finished slice (`solved/<slice>.mtc`), held whole.
 pub struct MtcSlice {
     index: SliceIndex,
     data: crate::solve::pool::PagePool,
@@ -116,7 +116,13 @@ impl MtcSlice {
             ));
         }
         let index = SliceIndex::new(slice);
-        let data = store::read_bits(&path, &slice, index.count(), MTC_BITS)?;
+        let data = store::read_bits(
+            &path,
+            &slice,
+            index.count(),
+            MTC_BITS,
+            crate::solve::pool::Load::Read,
+        )?;
         Ok(MtcSlice { index, data })
     }
 

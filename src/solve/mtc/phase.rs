@@ -6,6 +6,7 @@ use super::{converts, decode, encode};
 use crate::board::{MoveList, generate_moves, has_capture, has_moves};
 use crate::slice::index::{QuietChildren, SliceIndex};
 use crate::solve::checkpoint::{self, Checkpoint};
+use crate::solve::pool::Load;
 use crate::solve::posqueue::{self, QueueWriter};
 use crate::solve::running::{Clock, Outcome, PhaseStats, RunOptions, Tick, check_resume};
 use crate::solve::solved::{SolvedSlice, SolvedValues, SolvedWorkFiles};
@@ -47,10 +48,14 @@ struct Work {
     durable: bool,
     /// Resumed from a checkpoint (the fault point `mtc.checkpoint` is a fresh job's).
     resumed: bool,
+    /// How what the job reads widely comes into memory: [`Load::Map`] in a round that
+    /// follows the mirror's queue, which reads a small part of it; [`Load::Read`] (huge
+    /// pages) in a scan, which reads all of it, most of it at random.
+    load: Load,
 }
 
 impl Work {
-    fn open(site: &Site, job: &Job, opts: &RunOptions) -> Result<Work> {
+    fn open(site: &Site, job: &Job, opts: &RunOptions, load: Load) -> Result<Work> {
         let s = job.slice;
         let m = s.mirror();
         for slice in [s, m] {
@@ -104,6 +109,7 @@ impl Work {
             own.preload(
                 job.first / MtcCache::PER_PAGE,
                 job.last.div_ceil(MtcCache::PER_PAGE),
+                Load::Read,
             )?;
         }
         let mirror = match job.round > 1 && !s.is_own_mirror() {
@@ -115,7 +121,12 @@ impl Work {
             )?),
             false => None,
         };
-        let store = opts.solved_store(site);
+        // The pair's values: a round that follows the queue reads a few of them, and in its
+        // own process they are not worth fresh memory (a shared store has them already).
+        let store = match (&opts.solved, load) {
+            (None, Load::Map) => crate::solve::solved::SolvedStore::with_load(site, 1 << 30, load),
+            _ => opts.solved_store(site),
+        };
         Ok(Work {
             job: *job,
             own,
@@ -133,6 +144,7 @@ impl Work {
             stats: PhaseStats::default(),
             durable: opts.durable,
             resumed: false,
+            load,
         })
     }
 
@@ -290,8 +302,8 @@ impl Work {
         self.mirror.as_mut().unwrap_or(&mut self.own)
     }
 
-    /// Maps at once, rather than reading a page at a time, what a round from 2 reads widely
-    /// ([`PageCache::preload`](crate::solve::store::PageCache::preload)):
+    /// Brings in at once ([`Work::load`]), rather than a page at a time, what a round from 2
+    /// reads widely:
     /// - the whole mirror, when the round scans or its `input` entries are at least as many
     ///   as the mirror's pages (each entry's predecessors read a few dozen bytes of it at
     ///   random, and their bytes can then be asked of memory ahead);
@@ -305,13 +317,14 @@ impl Work {
         }
         let pages = self.mirror_ix.count().div_ceil(MtcCache::PER_PAGE);
         if scans || input >= pages {
-            self.mirror_cache_mut().preload(0, pages)?;
+            let load = self.load;
+            self.mirror_cache_mut().preload(0, pages, load)?;
         }
         let first = self.job.first / MtcCache::PER_PAGE;
         let last = self.job.last.div_ceil(MtcCache::PER_PAGE);
         if scans || input >= last - first {
-            self.own.preload(first, last)?;
-            self.watch.preload(first, last)?;
+            self.own.preload(first, last, self.load)?;
+            self.watch.preload(first, last, self.load)?;
         }
         Ok(())
     }
@@ -449,18 +462,22 @@ pub fn run_mtc_job(site: &Site, job: &Job, opts: &RunOptions) -> Result<Outcome>
     {
         return Ok(Outcome::Done(c.stats));
     }
-    let mut w = Work::open(site, job, opts)?;
+    let input = match job.round {
+        1 => 0,
+        r => posqueue::round_entries(site, &job.slice.mirror(), r - 1)?,
+    };
+    let scans = mtc_scans(job.round, input, job.slice.count());
+    let load = match scans {
+        true => Load::Read,
+        false => Load::Map,
+    };
+    let mut w = Work::open(site, job, opts, load)?;
     if let Some(c) = saved {
         w.stats = c.stats;
         w.resumed = true;
     }
     let mut clock = Clock::new(opts);
     let resume = saved.map(|c| c.next);
-    let input = match job.round {
-        1 => 0,
-        r => posqueue::round_entries(site, &job.slice.mirror(), r - 1)?,
-    };
-    let scans = mtc_scans(job.round, input, job.slice.count());
     w.preload(scans, input)?;
     let end = if scans {
         let start = resume.unwrap_or(job.first);
