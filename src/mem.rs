@@ -8,22 +8,26 @@
 /// memory holds. Call it before the memory is first written, since pages already touched
 /// stay small until the kernel's background collapse.
 pub fn advise_huge_pages<T>(v: &Vec<T>) {
+    advise_huge_span(v.as_ptr() as usize, v.capacity() * std::mem::size_of::<T>());
+}
+
+/// [`advise_huge_pages`] for the `bytes` bytes from address `start`, which must lie within
+/// one mapping or allocation of the caller's (a vector's capacity, a reserved pool).
+pub fn advise_huge_span(start: usize, bytes: usize) {
     #[cfg(target_os = "linux")]
     {
         // Only whole aligned huge pages can be backed so: advising less would cost a system
         // call, and split the heap's mapping, for nothing (most vectors are small).
         const HUGE: usize = 2 << 20;
-        let start = v.as_ptr() as usize;
-        let end = start + v.capacity() * std::mem::size_of::<T>();
-        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        let (from, to) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
         if to > from {
-            // SAFETY: the range lies within the vector's allocation, and the advice changes
-            // only how the kernel backs it, never what it holds.
+            // SAFETY: the range lies within the caller's memory (above), and the advice
+            // changes only how the kernel backs it, never what it holds.
             unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = v;
+    let _ = (start, bytes);
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -377,6 +377,23 @@ impl MtcRuns {
         stored_of(symbol, self.threshold)
     }
 
+    /// Starts bringing position `i`'s distance into the cache (a byte a position: its byte;
+    /// runs: the group's first run), so that several lookups wait for memory together.
+    #[inline]
+    pub fn prefetch(&self, i: u64) {
+        let byte = match &self.flat {
+            Some(flat) => flat.as_ptr().wrapping_add(i as usize),
+            None => {
+                let group = self
+                    .groups
+                    .as_ptr()
+                    .wrapping_add((i / GROUP_POSITIONS) as usize);
+                group.cast::<u8>()
+            }
+        };
+        crate::db::cache::prefetch_line(byte);
+    }
+
     pub fn memory_bytes(&self) -> usize {
         self.starts.capacity() * 8
             + self.symbols.capacity()
@@ -409,33 +426,51 @@ impl MtcRuns {
     /// Adds the run of `symbol` over `[first, end)`, going over to a byte a position once
     /// the runs of the slice's `count` positions outgrow it.
     fn push(&mut self, symbol: u8, first: u64, end: u64, count: u64) {
+        // The runs come in order from position 0.
         if let Some(flat) = &mut self.flat {
-            flat[first as usize..end as usize].fill(symbol);
+            debug_assert_eq!(flat.len() as u64, first);
+            flat.resize(end as usize, symbol);
             return;
         }
         self.starts.push(first);
         self.symbols.push(symbol);
         if self.starts.len() as u64 * RUN_BYTES > count {
-            let mut flat = vec![SHORT; count as usize];
+            let mut flat = Self::flat_for(count);
             let ends = self.starts[1..].iter().copied().chain([end]);
-            for ((&from, to), &symbol) in self.starts.iter().zip(ends).zip(&self.symbols) {
-                flat[from as usize..to as usize].fill(symbol);
+            for (to, &symbol) in ends.zip(&self.symbols) {
+                flat.resize(to as usize, symbol);
             }
             self.starts = Vec::new();
             self.symbols = Vec::new();
             self.flat = Some(flat);
         }
     }
+
+    /// Room for a byte for each of `count` positions, in huge pages: it is read at random.
+    fn flat_for(count: u64) -> Vec<u8> {
+        let flat = Vec::with_capacity(count as usize);
+        crate::mem::advise_huge_pages(&flat);
+        flat
+    }
 }
 
 impl MtcFile {
-    /// Every distance of the slice, read into memory (every block's CRC checked).
+    /// Every distance of the slice, read into memory (every block's CRC checked) as runs,
+    /// or a byte a position when the runs would take more.
     pub fn runs(&self) -> Result<MtcRuns> {
+        self.runs_within(0)
+    }
+
+    /// [`MtcFile::runs`], held a byte a position anyway when the slice has at most
+    /// `flat_bytes` positions: a lookup is then one memory read, where the runs take a
+    /// search of a group's runs and three or four cache misses (`mtcver` looks up millions
+    /// of its mirror's positions at random).
+    pub fn runs_within(&self, flat_bytes: u64) -> Result<MtcRuns> {
         let mut runs = MtcRuns {
             starts: Vec::new(),
             symbols: Vec::new(),
             groups: Vec::new(),
-            flat: None,
+            flat: (self.count <= flat_bytes).then(|| MtcRuns::flat_for(self.count)),
             threshold: self.threshold,
         };
         self.for_each_run::<DbError>(0, self.count, |stored, first, end| {
@@ -446,6 +481,12 @@ impl MtcFile {
             runs.push(symbol_of(plies, self.threshold), first, end, self.count);
             Ok(())
         })?;
+        // `for_each_run` covers the slice exactly, or fails.
+        debug_assert!(
+            runs.flat
+                .as_ref()
+                .is_none_or(|f| f.len() as u64 == self.count)
+        );
         runs.starts.shrink_to_fit();
         runs.symbols.shrink_to_fit();
         runs.index_groups(self.count);
@@ -527,11 +568,22 @@ mod tests {
             }
         }
         let runs = file.runs().unwrap();
+        // Held a byte a position whatever the runs: the same distances.
+        let flat = file.runs_within(s.count()).unwrap();
+        assert!(
+            flat.flat
+                .as_ref()
+                .is_some_and(|f| f.len() as u64 == s.count())
+        );
         for (i, &b) in bytes.iter().enumerate() {
             if b != 0 {
-                assert_eq!(runs.get(i as u64), file.get(i as u64).unwrap());
+                let want = file.get(i as u64).unwrap();
+                assert_eq!(runs.get(i as u64), want, "position {i}");
+                assert_eq!(flat.get(i as u64), want, "position {i}, a byte a position");
             }
         }
+        let below = file.runs_within(s.count() - 1).unwrap();
+        assert_eq!(below.flat.is_some(), runs.flat.is_some());
         // Runs, or a byte a position once they would take more.
         let mut n_runs = 0;
         file.for_each_run::<DbError>(0, s.count(), |_, _, _| {

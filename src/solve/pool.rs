@@ -125,21 +125,9 @@ impl PagePool {
             Load::Read => {
                 let at = self.len;
                 self.grow(bytes);
-                self.advise_huge(at, bytes);
+                crate::mem::advise_huge_span(self.ptr as usize + at, bytes);
                 file.read_exact_at(&mut self[at..], offset)
             }
-        }
-    }
-
-    /// Asks for huge pages behind bytes `at..at + bytes`, not touched yet (a hint: nothing
-    /// changes in what they hold).
-    fn advise_huge(&self, at: usize, bytes: usize) {
-        let start = self.ptr as usize + at;
-        let (from, to) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
-        if to > from {
-            // SAFETY: the range lies within the pool's reservation, and the advice changes
-            // only how the kernel backs it.
-            unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
         }
     }
 

@@ -96,7 +96,18 @@ pub enum Outcome {
 impl RunOptions {
     /// The finished slices the job reads: the process's shared store, or its own.
     pub(crate) fn solved_store(&self, site: &Site) -> std::sync::Arc<SolvedStore> {
-        (self.solved.clone()).unwrap_or_else(|| SolvedStore::new(site, 1 << 30))
+        self.solved_store_as(site, super::pool::Load::Read)
+    }
+
+    /// [`RunOptions::solved_store`], where a store of the job's own loads its slices as
+    /// `how` says (a shared store keeps its own way: it serves other jobs too).
+    pub(crate) fn solved_store_as(
+        &self,
+        site: &Site,
+        how: super::pool::Load,
+    ) -> std::sync::Arc<SolvedStore> {
+        (self.solved.clone())
+            .unwrap_or_else(|| SolvedStore::with_load(site, SolvedStore::BUDGET, how))
     }
 
     /// Bytes of decoded database slices `jobs` jobs may hold: as much as their page buffers.

@@ -254,6 +254,9 @@ impl fmt::Debug for SolvedStore {
 }
 
 impl SolvedStore {
+    /// Bytes of finished slices a process holds at once, when nothing says otherwise.
+    pub const BUDGET: usize = 1 << 30;
+
     /// A store whose slices are read into huge pages, for jobs that read them at random
     /// through (most do).
     pub fn new(site: &Site, budget_bytes: usize) -> Arc<SolvedStore> {

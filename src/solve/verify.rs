@@ -43,7 +43,7 @@ pub fn verify_site(
 ) -> Result<u64> {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
     let slices = site.solved_slices()?;
-    let store = SolvedStore::new(site, 1 << 30);
+    let store = SolvedStore::new(site, SolvedStore::BUDGET);
     let step = 4u64 << 20;
     let mut chunks = Vec::new();
     for s in &slices {

@@ -6,7 +6,7 @@
 
 use super::ver::{Mirror, stores, successor_value};
 use super::ver_exact::ExactValues;
-use crate::board::{MoveList, generate_moves, has_capture};
+use crate::board::{MAX_MOVES, MoveList, generate_moves, has_capture};
 use crate::db::mtc::{MtcRuns, Stored, code_mtc, is_current, mtc_path};
 use crate::db::mtc_probe::converts;
 use crate::db::probe::{Database, DbLookup};
@@ -106,7 +106,8 @@ impl Bounds {
 /// conversions reach (the solver's, which `ver` has checked, while the pair's `solved/`
 /// files exist; else the compressed files': the slice's and its mirror's decoded when the
 /// database has room, everything else probed), and the mirror's distances in memory (every
-/// king move reaches the mirror, so each is looked up by a search of its runs).
+/// king move reaches the mirror: a byte a position when the job's buffers hold them, else
+/// runs, each lookup a search of a group's runs).
 struct Successors<'a> {
     lookup: DbLookup,
     mirror: Option<Mirror<'a>>,
@@ -150,7 +151,9 @@ pub fn verify_mtc_range(
         },
         exact,
         mirror_index: &mirror.index,
-        mirror_runs: mirror.file.runs()?,
+        // A byte a position when the job's page buffers would hold them: its work files
+        // are all in the database, so the buffers are free.
+        mirror_runs: (mirror.file).runs_within((opts.buffers * PAGE_BYTES) as u64)?,
         mirror_threshold: mirror.file.threshold,
     };
     let mut moves = MoveList::new();
@@ -266,6 +269,31 @@ impl Successors<'_> {
         }
     }
 
+    /// The mirror's index of each of `moves` that stays there (a king move; `None` for one
+    /// that converts), with its distance (and with `values`, its value) prefetched: a
+    /// position's lookups, each a cache miss at random, then wait for memory together.
+    fn king_moves(
+        &self,
+        children: &mut QuietChildren,
+        pos: &crate::Position,
+        moves: &[crate::Move],
+        values: bool,
+    ) -> [Option<u64>; MAX_MOVES] {
+        let mut out = [None; MAX_MOVES];
+        for (k, m) in moves.iter().enumerate() {
+            if converts(pos, m) {
+                continue;
+            }
+            let i = children.index(self.mirror_index, &pos.successor(m), true);
+            self.mirror_runs.prefetch(i);
+            if values && let Some(exact) = &self.exact {
+                exact.mirror.prefetch(i);
+            }
+            out[k] = Some(i);
+        }
+        out
+    }
+
     /// The stored distance of the mirror's position `i`.
     #[inline]
     fn stored(&self, i: u64) -> Stored {
@@ -281,8 +309,8 @@ impl Successors<'_> {
             return true;
         }
         let mut children = QuietChildren::default();
-        for m in moves.iter().filter(|m| !converts(pos, m)) {
-            let i = children.index(self.mirror_index, &pos.successor(m), true);
+        let kings = self.king_moves(&mut children, pos, moves, false);
+        for &i in kings[..moves.len()].iter().flatten() {
             if let Stored::Plies(e) = self.stored(i)
                 && e + 1 >= threshold
             {
@@ -298,10 +326,12 @@ impl Successors<'_> {
     /// are read first; a capture's or a promotion's value is a probe into another slice.
     fn wins_short(&mut self, pos: &crate::Position, moves: &[crate::Move]) -> Result<bool> {
         let mut children = QuietChildren::default();
-        for m in moves.iter().filter(|m| !is_conversion(pos, m)) {
+        let kings = self.king_moves(&mut children, pos, moves, true);
+        for (m, &king_move) in moves.iter().zip(&kings) {
+            if is_conversion(pos, m) {
+                continue;
+            }
             let child = pos.successor(m);
-            let king_move =
-                (!converts(pos, m)).then(|| children.index(self.mirror_index, &child, true));
             if king_move.is_some_and(|i| self.stored(i) != Stored::Short) {
                 continue;
             }
@@ -334,11 +364,10 @@ impl Successors<'_> {
         }
         let win = value == Value::Win;
         let mut children = QuietChildren::default();
+        let kings = self.king_moves(&mut children, pos, moves, win);
         let mut best: Option<Bounds> = None;
-        for m in moves {
+        for (m, &king_move) in moves.iter().zip(&kings) {
             let child = pos.successor(m);
-            let king_move =
-                (!converts(pos, m)).then(|| children.index(self.mirror_index, &child, true));
             // The winner's distance counts only its winning moves.
             if win && self.value(&mut children, pos, m, &child, king_move)? != Value::Loss {
                 continue;

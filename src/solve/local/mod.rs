@@ -557,7 +557,7 @@ pub fn build_local(site: &Site, opts: &BuildOptions, log: &mut Progress) -> Resu
         .run
         .solved
         .clone()
-        .unwrap_or_else(|| SolvedStore::new(site, 1 << 30));
+        .unwrap_or_else(|| SolvedStore::new(site, SolvedStore::BUDGET));
     let mut run = opts.run.clone();
     run.solved = Some(solved.clone());
     if opts.database && run.database.is_none() {

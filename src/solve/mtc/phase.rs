@@ -123,10 +123,7 @@ impl Work {
         };
         // The pair's values: a round that follows the queue reads a few of them, and in its
         // own process they are not worth fresh memory (a shared store has them already).
-        let store = match (&opts.solved, load) {
-            (None, Load::Map) => crate::solve::solved::SolvedStore::with_load(site, 1 << 30, load),
-            _ => opts.solved_store(site),
-        };
+        let store = opts.solved_store_as(site, load);
         Ok(Work {
             job: *job,
             own,
