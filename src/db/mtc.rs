@@ -345,9 +345,11 @@ pub struct MtcRuns {
     symbols: Vec<u8>,
     /// The run holding the first position of every group of [`GROUP_POSITIONS`].
     groups: Vec<u32>,
-    /// A symbol a position, when the runs would be larger.
+    /// A symbol a position, when the runs would be larger (or [`MtcRuns::flatten`]).
     flat: Option<Vec<u8>>,
     threshold: u32,
+    /// Positions of the slice.
+    count: u64,
 }
 
 /// Bytes a run takes in [`MtcRuns`].
@@ -424,8 +426,8 @@ impl MtcRuns {
     }
 
     /// Adds the run of `symbol` over `[first, end)`, going over to a byte a position once
-    /// the runs of the slice's `count` positions outgrow it.
-    fn push(&mut self, symbol: u8, first: u64, end: u64, count: u64) {
+    /// the runs outgrow it.
+    fn push(&mut self, symbol: u8, first: u64, end: u64) {
         // The runs come in order from position 0.
         if let Some(flat) = &mut self.flat {
             debug_assert_eq!(flat.len() as u64, first);
@@ -434,23 +436,39 @@ impl MtcRuns {
         }
         self.starts.push(first);
         self.symbols.push(symbol);
-        if self.starts.len() as u64 * RUN_BYTES > count {
-            let mut flat = Self::flat_for(count);
-            let ends = self.starts[1..].iter().copied().chain([end]);
-            for (to, &symbol) in ends.zip(&self.symbols) {
-                flat.resize(to as usize, symbol);
-            }
-            self.starts = Vec::new();
-            self.symbols = Vec::new();
-            self.flat = Some(flat);
+        if self.starts.len() as u64 * RUN_BYTES > self.count {
+            self.go_flat(end);
         }
     }
 
-    /// Room for a byte for each of `count` positions, in huge pages: it is read at random.
-    fn flat_for(count: u64) -> Vec<u8> {
-        let flat = Vec::with_capacity(count as usize);
+    /// Holds the runs so far, which end at position `end`, a byte a position from now on.
+    fn go_flat(&mut self, end: u64) {
+        // In huge pages: it is read at random.
+        let mut flat = Vec::with_capacity(self.count as usize);
         crate::mem::advise_huge_pages(&flat);
-        flat
+        let ends = self.starts.iter().skip(1).copied().chain([end]);
+        for (to, &symbol) in ends.zip(&self.symbols) {
+            flat.resize(to as usize, symbol);
+        }
+        self.starts = Vec::new();
+        self.symbols = Vec::new();
+        self.groups = Vec::new();
+        self.flat = Some(flat);
+    }
+
+    /// Holds the slice a byte a position from now on (`count` bytes, where the runs may
+    /// take far less), for a caller that will look up so many positions that one memory
+    /// read a lookup pays for it: the runs take a search of a group's runs, three or four
+    /// cache misses (`mtcver` of a slice with many lost positions).
+    pub fn flatten(&mut self) {
+        if self.flat.is_none() {
+            self.go_flat(self.count);
+        }
+    }
+
+    /// Whether the slice is held a byte a position.
+    pub fn is_flat(&self) -> bool {
+        self.flat.is_some()
     }
 }
 
@@ -458,27 +476,20 @@ impl MtcFile {
     /// Every distance of the slice, read into memory (every block's CRC checked) as runs,
     /// or a byte a position when the runs would take more.
     pub fn runs(&self) -> Result<MtcRuns> {
-        self.runs_within(0)
-    }
-
-    /// [`MtcFile::runs`], held a byte a position anyway when the slice has at most
-    /// `flat_bytes` positions: a lookup is then one memory read, where the runs take a
-    /// search of a group's runs and three or four cache misses (`mtcver` looks up millions
-    /// of its mirror's positions at random).
-    pub fn runs_within(&self, flat_bytes: u64) -> Result<MtcRuns> {
         let mut runs = MtcRuns {
             starts: Vec::new(),
             symbols: Vec::new(),
             groups: Vec::new(),
-            flat: (self.count <= flat_bytes).then(|| MtcRuns::flat_for(self.count)),
+            flat: None,
             threshold: self.threshold,
+            count: self.count,
         };
         self.for_each_run::<DbError>(0, self.count, |stored, first, end| {
             let plies = match stored {
                 Stored::Short => 0,
                 Stored::Plies(d) => d,
             };
-            runs.push(symbol_of(plies, self.threshold), first, end, self.count);
+            runs.push(symbol_of(plies, self.threshold), first, end);
             Ok(())
         })?;
         // `for_each_run` covers the slice exactly, or fails.
@@ -569,12 +580,10 @@ mod tests {
         }
         let runs = file.runs().unwrap();
         // Held a byte a position whatever the runs: the same distances.
-        let flat = file.runs_within(s.count()).unwrap();
-        assert!(
-            flat.flat
-                .as_ref()
-                .is_some_and(|f| f.len() as u64 == s.count())
-        );
+        let mut flat = file.runs().unwrap();
+        flat.flatten();
+        assert!(flat.is_flat() && flat.starts.is_empty() && flat.groups.is_empty());
+        assert_eq!(flat.flat.as_ref().map(|f| f.len() as u64), Some(s.count()));
         for (i, &b) in bytes.iter().enumerate() {
             if b != 0 {
                 let want = file.get(i as u64).unwrap();
@@ -582,8 +591,6 @@ mod tests {
                 assert_eq!(flat.get(i as u64), want, "position {i}, a byte a position");
             }
         }
-        let below = file.runs_within(s.count() - 1).unwrap();
-        assert_eq!(below.flat.is_some(), runs.flat.is_some());
         // Runs, or a byte a position once they would take more.
         let mut n_runs = 0;
         file.for_each_run::<DbError>(0, s.count(), |_, _, _| {

@@ -18,7 +18,7 @@ use crate::slice::is_conversion;
 use crate::solve::running::{
     Outcome, PhaseStats, RunOptions, STOP_CHECK, from_the_start, stop_requested,
 };
-use crate::solve::solved::SolvedValues;
+use crate::solve::solved::{SolvedValues, larger_than_cache};
 use crate::solve::store::{MTC_BITS, PAGE_BYTES, sync_dir};
 use crate::solve::{Job, Result, Site, Value};
 use crate::solve_err;
@@ -114,8 +114,24 @@ struct Successors<'a> {
     exact: Option<ExactValues>,
     mirror_index: &'a SliceIndex,
     mirror_runs: MtcRuns,
+    /// Lookups of `mirror_runs` left before they are held a byte a position
+    /// ([`LOOKUPS_TO_FLATTEN`]; `u64::MAX`: never).
+    flatten_in: u64,
     mirror_threshold: u32,
+    /// [`Successors::king_moves`] of the position looked at.
+    kings: [u64; MAX_MOVES],
 }
+
+/// A job flattens its mirror's runs ([`MtcRuns::flatten`]), when they are larger than the
+/// cache, after a lookup for every this many of the mirror's positions. Such runs take
+/// three or four cache misses a lookup, a byte a position one (prefetched) but a pass
+/// writing the mirror's positions into fresh memory, the time of some 40 lookups a
+/// position. Waiting until the lookups have cost about what the pass costs keeps a job
+/// within twice the better of the two. `run mtcver 2410.6- 0 8814592` (millions of lost
+/// positions; 43 MB of runs for 44 M positions): 2.5-6.2 s with runs, 0.9-1.15 flat. Runs
+/// that fit the cache are not worth it: `2320.6-` (3.6 MB of runs for 145 M positions),
+/// 0.55 s with runs, 0.85 flat.
+const LOOKUPS_TO_FLATTEN: u64 = 32;
 
 /// Checks the stored distance of every won and lost position of the job's range against
 /// its moves: a won position's winning moves and a lost position's moves, each a
@@ -143,6 +159,16 @@ pub fn verify_mtc_range(
     };
     let own_keeps_threats = !values.file.removal.removes(Kind::Threat);
     let mirror = db.mtc_slice(&job.slice.mirror())?;
+    let mirror_runs = mirror.file.runs()?;
+    // Runs larger than the cache miss it on every lookup: once it pays, held a byte a
+    // position instead, when the job's page buffers would hold that (its work files are
+    // all in the database, so the buffers are free).
+    let flatten_in = match mirror_runs.memory_bytes() >= larger_than_cache()
+        && mirror.file.count <= (opts.buffers * PAGE_BYTES) as u64
+    {
+        true => (mirror.file.count / LOOKUPS_TO_FLATTEN).max(1),
+        false => u64::MAX,
+    };
     let mut next = Successors {
         lookup: DbLookup::new(db.clone()),
         mirror: match exact {
@@ -151,9 +177,9 @@ pub fn verify_mtc_range(
         },
         exact,
         mirror_index: &mirror.index,
-        // A byte a position when the job's page buffers would hold them: its work files
-        // are all in the database, so the buffers are free.
-        mirror_runs: (mirror.file).runs_within((opts.buffers * PAGE_BYTES) as u64)?,
+        mirror_runs,
+        flatten_in,
+        kings: [u64::MAX; MAX_MOVES],
         mirror_threshold: mirror.file.threshold,
     };
     let mut moves = MoveList::new();
@@ -269,34 +295,47 @@ impl Successors<'_> {
         }
     }
 
-    /// The mirror's index of each of `moves` that stays there (a king move; `None` for one
-    /// that converts), with its distance (and with `values`, its value) prefetched: a
-    /// position's lookups, each a cache miss at random, then wait for memory together.
+    /// Puts in `kings` the mirror's index of each of `moves` that stays there (a king move;
+    /// [`u64::MAX`] for one that converts), its distance (and with `values`, its value)
+    /// asked of memory: a position's lookups, each a cache miss at random, then wait for
+    /// memory together. (`kings` is the job's: a fresh array a position cost 5 % in
+    /// filling it.)
     fn king_moves(
-        &self,
+        &mut self,
         children: &mut QuietChildren,
         pos: &crate::Position,
         moves: &[crate::Move],
         values: bool,
-    ) -> [Option<u64>; MAX_MOVES] {
-        let mut out = [None; MAX_MOVES];
+    ) {
         for (k, m) in moves.iter().enumerate() {
-            if converts(pos, m) {
-                continue;
-            }
-            let i = children.index(self.mirror_index, &pos.successor(m), true);
-            self.mirror_runs.prefetch(i);
-            if values && let Some(exact) = &self.exact {
-                exact.mirror.prefetch(i);
-            }
-            out[k] = Some(i);
+            self.kings[k] = match converts(pos, m) {
+                true => u64::MAX,
+                false => {
+                    let i = children.index(self.mirror_index, &pos.successor(m), true);
+                    self.mirror_runs.prefetch(i);
+                    if values && let Some(exact) = &self.exact {
+                        exact.mirror.prefetch(i);
+                    }
+                    i
+                }
+            };
         }
-        out
+    }
+
+    /// The mirror index [`Successors::king_moves`] found for move `k`, if a king move.
+    #[inline]
+    fn king_move(&self, k: usize) -> Option<u64> {
+        Some(self.kings[k]).filter(|&i| i != u64::MAX)
     }
 
     /// The stored distance of the mirror's position `i`.
     #[inline]
-    fn stored(&self, i: u64) -> Stored {
+    fn stored(&mut self, i: u64) -> Stored {
+        self.flatten_in -= 1;
+        if self.flatten_in == 0 {
+            self.mirror_runs.flatten();
+            self.flatten_in = u64::MAX;
+        }
         self.mirror_runs.get(i)
     }
 
@@ -304,13 +343,21 @@ impl Successors<'_> {
     /// 1 ply when it converts and 1 more than the distance it reaches otherwise, and the
     /// longest counts. What [`Successors::bounds`] finds, without its values or bounds: a
     /// loser's moves are all read, and only a king move can reach past the threshold.
-    fn loses_short(&self, pos: &crate::Position, moves: &[crate::Move], threshold: u32) -> bool {
+    fn loses_short(
+        &mut self,
+        pos: &crate::Position,
+        moves: &[crate::Move],
+        threshold: u32,
+    ) -> bool {
         if moves.is_empty() {
             return true;
         }
         let mut children = QuietChildren::default();
-        let kings = self.king_moves(&mut children, pos, moves, false);
-        for &i in kings[..moves.len()].iter().flatten() {
+        self.king_moves(&mut children, pos, moves, false);
+        for k in 0..moves.len() {
+            let Some(i) = self.king_move(k) else {
+                continue;
+            };
             if let Stored::Plies(e) = self.stored(i)
                 && e + 1 >= threshold
             {
@@ -325,13 +372,12 @@ impl Successors<'_> {
     /// conversion, or a king move to a short position. The moves that stay in the mirror
     /// are read first; a capture's or a promotion's value is a probe into another slice.
     fn wins_short(&mut self, pos: &crate::Position, moves: &[crate::Move]) -> Result<bool> {
+        // Most stop at their first move: no child is indexed or asked of memory ahead.
         let mut children = QuietChildren::default();
-        let kings = self.king_moves(&mut children, pos, moves, true);
-        for (m, &king_move) in moves.iter().zip(&kings) {
-            if is_conversion(pos, m) {
-                continue;
-            }
+        for m in moves.iter().filter(|m| !is_conversion(pos, m)) {
             let child = pos.successor(m);
+            let king_move =
+                (!converts(pos, m)).then(|| children.index(self.mirror_index, &child, true));
             if king_move.is_some_and(|i| self.stored(i) != Stored::Short) {
                 continue;
             }
@@ -364,9 +410,10 @@ impl Successors<'_> {
         }
         let win = value == Value::Win;
         let mut children = QuietChildren::default();
-        let kings = self.king_moves(&mut children, pos, moves, win);
+        self.king_moves(&mut children, pos, moves, win);
         let mut best: Option<Bounds> = None;
-        for (m, &king_move) in moves.iter().zip(&kings) {
+        for (k, m) in moves.iter().enumerate() {
+            let king_move = self.king_move(k);
             let child = pos.successor(m);
             // The winner's distance counts only its winning moves.
             if win && self.value(&mut children, pos, m, &child, king_move)? != Value::Loss {

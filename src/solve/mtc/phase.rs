@@ -242,7 +242,8 @@ impl Work {
     }
 
     /// Whether `hit` holds for the mirror index of some position a king move of `pos`
-    /// reaches (stopping at the first).
+    /// reaches (stopping at the first). `hit` reads the child's value as well as its
+    /// distance, so both are asked of memory before the first is read.
     fn any_king_child(
         &mut self,
         pos: &Position,
@@ -250,6 +251,9 @@ impl Work {
     ) -> Result<bool> {
         generate_moves(pos, &mut self.moves);
         let n = self.index_king_children(pos, &mut QuietChildren::default(), 0, None);
+        for &i in &self.king_children[..n] {
+            self.mirror_wld.prefetch(i);
+        }
         for k in 0..n {
             if hit(self, self.king_children[k])? {
                 return Ok(true);
