@@ -206,22 +206,35 @@ fn the_queues_build_the_same_distances_as_the_local_build() {
         assert!(out.status.success(), "{}", stderr(&out));
     };
     let queued = fixture::scratch("mtc", "queued4");
-    fixture::ok(
-        ADDQ,
-        &queued,
-        &[
-            "--pair-below",
-            "20000",
-            "--positions",
-            "65536",
-            "p",
-            "plan",
-            "2..4",
-            "--mtc",
-        ],
-    );
+    let plan = [
+        "--pair-below",
+        "20000",
+        "--positions",
+        "65536",
+        "p",
+        "plan",
+        "2..4",
+        "--mtc",
+    ];
+    fixture::ok(ADDQ, &queued, &plan);
     run_daemon(&queued);
     assert_same_build(&local, &queued, "plan --mtc through the queues");
+    // Distances removed from solved/ after the build: the plan added again drops the done
+    // records of their rounds (else the old ones judge the new rounds complete) and the
+    // runners compute them again, to the same bytes.
+    let site = Site::new(&queued);
+    for s in site.solved_slices().unwrap() {
+        std::fs::remove_file(site.mtc_solved_file(&s)).unwrap();
+    }
+    let again = fixture::run(ADDQ, &queued, &plan);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("they are computed again from round 1"),
+        "{}",
+        stderr(&again)
+    );
+    run_daemon(&queued);
+    assert_same_build(&local, &queued, "distances removed and planned again");
     // Every slice's values and distances checked (`ver`, `mtcver`), by pair jobs and by
     // phase jobs alike.
     let all_verified = |site: &Path| {

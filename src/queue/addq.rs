@@ -291,6 +291,7 @@ fn plan_command(
     }
     super::pairs::restart_local_pairs(&site_dirs, &planned_pairs)?;
     let here = Machine::current().map_err(|e| format!("identifying this machine: {e}"))?;
+    super::pairs::restart_removed_distances(&site_dirs, pairs, &here, &mut logger())?;
     for (q, lines) in [(&small, &to_small), (&main, &to_main)] {
         if !lines.is_empty() {
             q.append(&here, &mut logger(), lines, top)?;

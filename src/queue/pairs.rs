@@ -246,11 +246,8 @@ fn round_looked(site: &Site, slices: &[Slice], stage: Stage) -> Result<u64> {
 /// What a runner reports from [`advance`], for its log.
 pub type Log<'a> = &'a mut dyn FnMut(String);
 
-/// Called by a runner after `job` (taken from `queue`) is done: moves the job's pair on as
-/// far as its finished stages allow (module documentation).
-pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) -> Result<()> {
-    let pair = SlicePair::of(job.slice);
-    let slices = pair.slices();
+/// Takes the pair's lock file (`done/<first slice>.lock`), under which its stage moves on.
+fn lock_pair(site: &Site, pair: &SlicePair, here: &Machine, log: Log) -> Result<LockFile> {
     let lock_path = site.root().join("done").join(format!("{}.lock", pair.0));
     let mut events = Vec::new();
     let lock = LockFile::acquire(&lock_path, here, Duration::from_secs(300), &mut events)
@@ -263,6 +260,15 @@ pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) 
             owner.host
         ));
     }
+    Ok(lock)
+}
+
+/// Called by a runner after `job` (taken from `queue`) is done: moves the job's pair on as
+/// far as its finished stages allow (module documentation).
+pub fn advance(site: &Site, queue: &Queue, here: &Machine, job: &Job, log: Log) -> Result<()> {
+    let pair = SlicePair::of(job.slice);
+    let slices = pair.slices();
+    let lock = lock_pair(site, &pair, here, log)?;
     let mut stage = read_stage(site, &pair)?;
     while stage_complete(site, &slices, stage)? {
         let facts = Facts {
@@ -445,6 +451,65 @@ pub fn restart_local_pairs(site: &Site, planned: &[(SlicePair, QueueLine)]) -> R
     Ok(())
 }
 
+/// Whether the solved pair's distances are to be computed and none of its rounds is under
+/// way (no work file): done records of its rounds or of `mtcver` are then of distances
+/// removed from `solved/` after they were built (a disk lost, a file found damaged).
+fn removed_distances(site: &Site, slices: &[Slice]) -> bool {
+    slices.iter().all(|s| site.is_solved(s))
+        && crate::solve::stage::mtc_pending(site, slices)
+        && !crate::solve::stage::files::mtc_started(site, slices)
+}
+
+/// Before `addq plan` queues the first round of pairs whose distances were removed from
+/// `solved/` after they were built: drops their done records of `mtc` and `mtcver`, under
+/// each pair's lock. Left there, the old rounds' records would judge the new rounds complete
+/// before their jobs ran (and `mtcver` done before it checked anything). Returns the records
+/// removed.
+pub fn restart_removed_distances(
+    site: &Site,
+    pairs: impl IntoIterator<Item = SlicePair>,
+    here: &Machine,
+    log: Log,
+) -> Result<usize> {
+    let mut removed = 0;
+    for pair in pairs {
+        let slices = pair.slices();
+        if !removed_distances(site, &slices) {
+            continue;
+        }
+        let distance_records = || -> Result<Vec<PathBuf>> {
+            let mut out = Vec::new();
+            for s in &slices {
+                let names = done::names(site, s)?.into_iter();
+                out.extend(names.filter_map(|(path, n)| {
+                    matches!(n.phase, Phase::Mtc | Phase::MtcVer).then_some(path)
+                }));
+            }
+            Ok(out)
+        };
+        // Most such pairs have none (a site built without the queues has no `done/`).
+        if distance_records()?.is_empty() {
+            continue;
+        }
+        let _lock = lock_pair(site, &pair, here, log)?;
+        let mut dropped = 0;
+        for path in distance_records()? {
+            let gone = crate::files::remove_if_there(&path)
+                .map_err(|e| format!("removing {}: {e}", path.display()))?;
+            dropped += gone as usize;
+        }
+        if dropped > 0 {
+            log(format!(
+                "pair {pair}: its distances are not in solved/ and no round of them is under \
+                 way: dropped {dropped} done record(s) of their earlier rounds and check; \
+                 they are computed again from round 1"
+            ));
+        }
+        removed += dropped;
+    }
+    Ok(removed)
+}
+
 /// The lines `addq QUEUE plan 2..N` adds: for every pair, in the plan's dependency order,
 /// its `cap`, `winmove`, `lookup` and first `noio` passes, then `build` and `ver`, split into
 /// mini-slices of about `positions` (a pair of fewer than `pair_below` positions not yet
@@ -540,8 +605,11 @@ pub fn plan_lines(
         // solved from now on enters it from `fill`, queued by the runners).
         let solved = slices.iter().all(|s| site.is_solved(s));
         if solved && crate::solve::stage::mtc_pending(site, &slices) {
+            // Records of rounds whose work files are gone are of distances removed from
+            // `solved/` since: computed again from round 1 ([`restart_removed_distances`]).
+            let again = removed_distances(site, &slices);
             for w in machine::work(Stage::Mtc(1), &slices, none, |_| false)? {
-                if !phase_started(&w.slice, Phase::Mtc) {
+                if again || !phase_started(&w.slice, Phase::Mtc) {
                     add(w.phase, false, 1, w.slice);
                 }
             }
