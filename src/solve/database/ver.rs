@@ -103,6 +103,21 @@ pub(super) fn successor_value(
     }
 }
 
+/// Whether `witness`, the move that found the last won position's lost child, is a plain
+/// move of `pos` (which has no capture) to a child that `value` finds lost: positions next
+/// to each other in a slice differ by one piece and are mostly won by the same move.
+#[inline]
+pub(super) fn witness_wins(
+    pos: &Position,
+    witness: Option<Move>,
+    mut value: impl FnMut(&Move, &Position) -> Result<Value>,
+) -> Result<bool> {
+    match witness.and_then(|w| plain_move(pos, w.from, w.to)) {
+        Some(m) => Ok(value(&m, &pos.successor(&m))? == Value::Loss),
+        None => Ok(false),
+    }
+}
+
 /// Checks every stored value of the job's range against its successors, read from the
 /// compressed database.
 pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<Outcome> {
@@ -138,23 +153,13 @@ pub fn verify_range(db: &Arc<Database>, job: &Job, opts: &RunOptions) -> Result<
                 }
                 // Stored positions have no capture: every move is a plain move.
                 if stored == Value::Win
-                    && let Some(w) = witness
-                    && let Some(m) = plain_move(&pos, w.from, w.to)
+                    && witness_wins(&pos, witness, |m, child| {
+                        let mut children = QuietChildren::default();
+                        successor_value(&mut lookup, mirror.as_mut(), &mut children, &pos, m, child)
+                    })?
                 {
-                    let child = pos.successor(&m);
-                    let mut children = QuietChildren::default();
-                    let v = successor_value(
-                        &mut lookup,
-                        mirror.as_mut(),
-                        &mut children,
-                        &pos,
-                        &m,
-                        &child,
-                    )?;
-                    if v == Value::Loss {
-                        check_position(&job.slice, i, &pos, stored, Value::Win, &mut stats)?;
-                        continue;
-                    }
+                    check_position(&job.slice, i, &pos, stored, Value::Win, &mut stats)?;
+                    continue;
                 }
                 generate_moves(&pos, &mut moves);
                 let (derived, by) =

@@ -20,9 +20,9 @@
 //! positions are checked from the children's side instead ([`super::ver_reverse`]).
 
 use super::exact_children::{child_value, first_plain_child};
-use super::ver::check_position;
+use super::ver::{check_position, witness_wins};
 use super::ver_reverse::{MirrorWalk, value_beside_quiet};
-use crate::board::{MoveList, generate_moves, has_capture, plain_move};
+use crate::board::{MoveList, generate_moves, has_capture};
 use crate::db::probe::Database;
 use crate::db::removed::{Kind, threat_is_removed};
 use crate::notation::position_fen;
@@ -253,14 +253,11 @@ fn plain_child_lost(
     pos: &Position,
     witness: &mut Option<Move>,
 ) -> Result<bool> {
-    if let Some(w) = *witness
-        && let Some(m) = plain_move(pos, w.from, w.to)
-    {
-        let child = pos.successor(&m);
-        let mut children = QuietChildren::default();
-        if child_value(lower, mirror, &mut children, pos, &m, &child)? == Value::Loss {
-            return Ok(true);
-        }
+    let by_witness = witness_wins(pos, *witness, |m, child| {
+        child_value(lower, mirror, &mut QuietChildren::default(), pos, m, child)
+    })?;
+    if by_witness {
+        return Ok(true);
     }
     // An unknown child stops it too: the full reading then finds and names it.
     let stop = |v| matches!(v, Value::Loss | Value::Unknown);
