@@ -15,32 +15,44 @@ pub fn for_each_unmove(after: &Position, f: impl FnMut(Position)) {
 }
 
 /// [`for_each_unmove`] restricted to the steps of the Black pieces in `pieces` (a subset of
-/// `after.black`): a caller that knows no king step can matter leaves the kings out.
+/// `after.black`): a caller that knows no king step can matter leaves the kings out. One
+/// direction at a time for all the pieces at once, so that each step is a constant shift
+/// (piece by piece, the direction's `match` cost a tenth of `winmove`).
 #[inline(always)]
 pub fn for_each_unmove_of(after: &Position, pieces: u32, mut f: impl FnMut(Position)) {
     debug_assert_eq!(pieces & !after.black, 0);
     let empty = after.empty();
-    let mut pieces = pieces;
-    while pieces != 0 {
-        let at = pieces & pieces.wrapping_neg();
-        pieces &= pieces - 1;
-        let king = after.kings & at != 0;
-        let dirs: &[usize] = if king { &[0, 1, 2, 3] } else { &[2, 3] };
-        for &d in dirs {
-            let from = step(at, d) & empty;
-            if from != 0 {
-                let moved = at | from;
-                f(Position {
-                    black: after.black ^ moved,
-                    white: after.white,
-                    kings: if king {
-                        after.kings ^ moved
-                    } else {
-                        after.kings
-                    },
-                });
-            }
-        }
+    let kings = pieces & after.kings;
+    // Men only step upwards, so they came from below (directions 2 and 3).
+    unmoves_towards::<0>(after, kings, empty, &mut f);
+    unmoves_towards::<1>(after, kings, empty, &mut f);
+    unmoves_towards::<2>(after, pieces, empty, &mut f);
+    unmoves_towards::<3>(after, pieces, empty, &mut f);
+}
+
+/// The boards where a piece of `movers` stood one step in direction `D` from where it is
+/// in `after`, on an empty square.
+#[inline(always)]
+fn unmoves_towards<const D: usize>(
+    after: &Position,
+    movers: u32,
+    empty: u32,
+    f: &mut impl FnMut(Position),
+) {
+    let mut froms = step(movers, D) & empty;
+    while froms != 0 {
+        let from = froms & froms.wrapping_neg();
+        froms &= froms - 1;
+        // The opposite direction is 3 - D.
+        let moved = step(from, 3 - D) | from;
+        f(Position {
+            black: after.black ^ moved,
+            white: after.white,
+            kings: match after.kings & moved != 0 {
+                true => after.kings ^ moved,
+                false => after.kings,
+            },
+        });
     }
 }
 

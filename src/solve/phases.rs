@@ -400,10 +400,11 @@ impl Work {
     /// position `child`, each with its index (`que` reads their moves from the board rather
     /// than unranking the index again), their values asked of memory (the job's range is
     /// read at random; the round trips of one child's predecessors overlap). A board with a
-    /// capture cannot make that step; the callers leave it alone by its value: `cap` values
-    /// every capture position (a win, a loss or a draw), so an unknown one never has a
-    /// capture, and only a draw asks [`has_capture`]. Most predecessors are resolved by the
-    /// time `que` meets them, and the test cost a fifth of this function.
+    /// capture cannot make that step. A whole-slice job never sees one; a part of the slice
+    /// may, and leaves it alone by its value: `cap` values every capture position (a win, a
+    /// loss or a draw), so an unknown one never has a capture, and only a draw asks
+    /// [`has_capture`]. Most predecessors are resolved by the time `que` meets them, and
+    /// the test cost a fifth of this function.
     fn predecessors(&mut self, child: &Position, out: &mut Vec<(u64, Position)>) {
         out.clear();
         let own = &self.own;
@@ -416,12 +417,20 @@ impl Work {
     }
 
     /// `DoWinningMoves` for the mirror's loss at `child_index`: its predecessors here win.
-    fn winmove(&mut self, child: &Position, preds: &mut Vec<(u64, Position)>) -> Result<()> {
+    /// Only the indexes are kept: a predecessor's board is not read again here.
+    fn winmove(&mut self, child: &Position, preds: &mut Vec<u64>) -> Result<()> {
         self.stats.looked += 1;
-        self.predecessors(child, preds);
-        for &(i, _q) in preds.iter() {
+        preds.clear();
+        let own = &self.own;
+        let range = self.job.first..self.job.last;
+        self.own_ix
+            .for_each_quiet_predecessor_in(child, range, |i, _| {
+                own.prefetch(i);
+                preds.push(i);
+            });
+        for &i in preds.iter() {
+            // An unknown board never has a capture: `cap` valued all of those.
             if self.own.get(i)? == Value::Unknown {
-                debug_assert!(!has_capture(&_q), "cap left a capture position unknown");
                 self.resolve(i, Value::Win)?;
             }
         }

@@ -19,7 +19,6 @@
 
 use super::exact_children::first_plain_child;
 use crate::Position;
-use crate::board::has_capture;
 use crate::notation::position_fen;
 use crate::slice::{QuietConversions, Slice};
 use crate::solve::running::{RunOptions, STOP_CHECK, stop_requested};
@@ -105,8 +104,8 @@ fn check_predecessors(slice: &Slice, own: &SolvedSlice, child: &Position, v: Val
     }
     let mut wrong = None;
     own.index().for_each_quiet_predecessor(child, |i, q| {
-        // A board with a capture cannot make a quiet move.
-        if wrong.is_some() || has_capture(&q) {
+        // The walk leaves out boards with a capture: they cannot make a quiet move.
+        if wrong.is_some() {
             return;
         }
         let pv = own.get(i);
