@@ -404,15 +404,22 @@ impl Work {
     /// may, and leaves it alone by its value: `cap` values every capture position (a win, a
     /// loss or a draw), so an unknown one never has a capture, and only a draw asks
     /// [`has_capture`]. Most predecessors are resolved by the time `que` meets them, and
-    /// the test cost a fifth of this function.
-    fn predecessors(&mut self, child: &Position, out: &mut Vec<(u64, Position)>) {
+    /// the test cost a fifth of this function. `keep` makes an entry of `out` from a
+    /// predecessor's index and board (`winmove` keeps only the index).
+    #[inline(always)]
+    fn predecessors<T>(
+        &self,
+        child: &Position,
+        out: &mut Vec<T>,
+        keep: impl Fn(u64, Position) -> T,
+    ) {
         out.clear();
         let own = &self.own;
         let range = self.job.first..self.job.last;
         self.own_ix
             .for_each_quiet_predecessor_in(child, range, |i, q| {
                 own.prefetch(i);
-                out.push((i, q));
+                out.push(keep(i, q));
             });
     }
 
@@ -420,14 +427,7 @@ impl Work {
     /// Only the indexes are kept: a predecessor's board is not read again here.
     fn winmove(&mut self, child: &Position, preds: &mut Vec<u64>) -> Result<()> {
         self.stats.looked += 1;
-        preds.clear();
-        let own = &self.own;
-        let range = self.job.first..self.job.last;
-        self.own_ix
-            .for_each_quiet_predecessor_in(child, range, |i, _| {
-                own.prefetch(i);
-                preds.push(i);
-            });
+        self.predecessors(child, preds, |i, _| i);
         for &i in preds.iter() {
             // An unknown board never has a capture: `cap` valued all of those.
             if self.own.get(i)? == Value::Unknown {
@@ -447,7 +447,7 @@ impl Work {
     fn que(&mut self, child_index: u64, preds: &mut Vec<(u64, Position)>) -> Result<()> {
         let child = self.mirror_ix.position_near(child_index, &mut self.near);
         let resolved = self.mirror_value(child_index)?;
-        self.predecessors(&child, preds);
+        self.predecessors(&child, preds, |i, q| (i, q));
         for &(i, pos) in preds.iter() {
             let before = self.own.get(i)?;
             // A draw with a capture is `cap`'s final value: it has no quiet move.
