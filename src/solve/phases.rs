@@ -431,6 +431,10 @@ impl Work {
         for &i in preds.iter() {
             // An unknown board never has a capture: `cap` valued all of those.
             if self.own.get(i)? == Value::Unknown {
+                debug_assert!(
+                    !has_capture(&self.own_ix.position_unchecked(i)),
+                    "cap left a capture position unknown"
+                );
                 self.resolve(i, Value::Win)?;
             }
         }
