@@ -4,6 +4,8 @@
 //! that syncs one file after another, the lock is then held for one sync a take. After the
 //! lock the daemon writes each job's own record and removes the take file, before any of
 //! the jobs starts, so a record of a job that ended is never brought back by its take file.
+//! A take of one job has no take file: its own record, synced inside the lock, is the one
+//! sync (the daemon's `take_from_queues`).
 //!
 //! Until it is removed, a take file's jobs are running records like any other: readers of
 //! `running/` ([`super::running::read_all`]) list its entries that have no record of their

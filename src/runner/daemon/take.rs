@@ -138,11 +138,16 @@ impl Daemon<'_> {
     /// Each job's running record is written (durably, side by side) inside the lock.
     fn take_from_queues(&self, runner: usize) -> Result<Vec<Taken>> {
         for queue in &self.opts.queues {
+            // One readiness memo for the look and the take: what the look found runnable
+            // stays so (stages only advance, files only appear), so the take inside the lock
+            // asks the file server only about the lines the look did not reach. A line that
+            // became runnable in between waits for the next take, which the job that made
+            // it so wakes. (Gates are read again: held jobs and attempts.)
             let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
             if !queue.peek(|l| self.runnable(l, &mut ready, &mut gates))? {
                 continue;
             }
-            let (mut ready, mut gates) = (Readiness::new(self.site), self.gates());
+            let mut gates = self.gates();
             let (mut records, mut jobs) = (Vec::new(), Vec::new());
             let take = self.take_path();
             let mut log = |m: String| self.say(runner, &m);
@@ -160,8 +165,12 @@ impl Daemon<'_> {
                 |lines| {
                     records = self.records(runner, queue, lines)?;
                     jobs = records.iter().flatten().cloned().collect();
-                    if !jobs.is_empty() {
-                        takes::write(&take, &jobs)?;
+                    match jobs.as_slice() {
+                        [] => {}
+                        // One job: its own record is the take's one synced file, with no
+                        // take file to write, complete and remove after the lock.
+                        [(path, rec)] => rec.write(path, true)?,
+                        _ => takes::write(&take, &jobs)?,
                     }
                     fault::point("take.recorded");
                     Ok(())
@@ -182,7 +191,7 @@ impl Daemon<'_> {
                 continue;
             }
             fault::point("take.done");
-            if !jobs.is_empty() {
+            if jobs.len() > 1 {
                 self.complete_take(runner, &take, jobs)?;
             }
             return Ok(took
